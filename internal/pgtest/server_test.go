@@ -1,0 +1,129 @@
+package pgtest_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-run/baton/internal/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.StopShared()
+	os.Exit(code)
+}
+
+func TestNewDatabaseIsolated(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, b := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
+	if a == b {
+		t.Fatalf("two tests got the same database %s", a)
+	}
+	ca := connect(t, a)
+	if _, err := ca.Exec(ctx, "CREATE TABLE only_in_a (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	cb := connect(t, b)
+	var n int
+	if err := cb.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE tablename = 'only_in_a'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("table created in one test database is visible in another")
+	}
+}
+
+// A persistent data folder survives Stop and is reused by the next Start:
+// what `baton dev` relies on.
+func TestStartReusesDataDir(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "pg")
+	if os.Geteuid() == 0 {
+		// t.TempDir's parent is private to root; use a folder the
+		// postgres user can reach.
+		parent, err := os.MkdirTemp("", "pgtest-reuse-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(parent) })
+		if err := os.Chmod(parent, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(parent, "pg")
+	}
+
+	srv, err := pgtest.Start(ctx, &pgtest.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, srv.URL())
+	if _, err := c.Exec(ctx, "CREATE TABLE kept (x int); INSERT INTO kept VALUES (42)"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close(ctx)
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "PG_VERSION")); err != nil {
+		t.Fatalf("data folder not kept after Stop: %v", err)
+	}
+
+	srv, err = pgtest.Start(ctx, &pgtest.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	var x int
+	if err := connect(t, srv.URL()).QueryRow(ctx, "SELECT x FROM kept").Scan(&x); err != nil {
+		t.Fatal(err)
+	}
+	if x != 42 {
+		t.Fatalf("x = %d, want 42", x)
+	}
+}
+
+func TestStopRemovesTemporaryData(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	srv, err := pgtest.Start(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("initdb + start: %v", time.Since(start))
+	dir := srv.DataDir()
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("temporary data folder %s still there after Stop (stat: %v)", dir, err)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
+}
+
+func TestMissingBinaries(t *testing.T) {
+	t.Parallel()
+	_, err := pgtest.Start(context.Background(), &pgtest.Options{BinDir: t.TempDir()})
+	if !errors.Is(err, pgtest.ErrBinariesNotFound) {
+		t.Fatalf("err = %v, want ErrBinariesNotFound", err)
+	}
+}
+
+func connect(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
