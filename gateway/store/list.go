@@ -1,0 +1,187 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// MaxLimit is the largest page a listing returns.
+const MaxLimit = 1000
+
+// WorkFilter narrows a work listing.
+type WorkFilter struct {
+	Process string // only work of this process; "" for any
+}
+
+// RunFilter narrows ListRuns.
+type RunFilter struct {
+	Process string // only runs of this process; "" for any
+	State   string // only runs in this state; "" for any
+	// Inputs, a JSON object, keeps runs whose inputs have each of its
+	// fields with an equal value; nil or {} for any. Equality is JSONB's:
+	// numbers compare by value (48000 equals 48000.0 and 4.8e4), objects
+	// by their keys and values regardless of order, arrays element by
+	// element in order; a null field matches only an input that is null,
+	// not one that is absent.
+	Inputs json.RawMessage
+}
+
+// Listing queries are built from these parts; each listing's WHERE clause
+// names only the filters it was given, so the planner picks the matching
+// index for each combination.
+const (
+	sqlListAgentWork = `
+SELECT ` + workColumns + `
+FROM work
+WHERE org = @org AND kind = 'agent'`
+
+	sqlListPersonWork = `
+SELECT ` + workColumns + `
+FROM work
+WHERE org = @org AND (assigned_person = @person OR assigned_group = ANY(@groups))`
+
+	sqlWorkProcess = `
+  AND process = @process`
+	sqlWorkAfter = `
+  AND (ready_since, run_id, step_id) > (@after_time, @after_run, @after_step)`
+	sqlWorkOrder = `
+ORDER BY ready_since, run_id, step_id
+LIMIT @limit`
+
+	sqlListRuns = `
+SELECT ` + runColumns + `
+FROM runs r
+WHERE org = @org`
+	sqlRunsProcess = `
+  AND process = @process`
+	sqlRunsState = `
+  AND state = @state`
+	// @> finds candidates through the GIN index; containment is looser than
+	// equality for nested values ({"a":[1,2]} contains {"a":[1]}), so each
+	// field is then compared exactly.
+	sqlRunsInputs = `
+  AND inputs @> @inputs::jsonb
+  AND NOT EXISTS (SELECT 1 FROM jsonb_each(@inputs::jsonb) f WHERE r.inputs -> f.key IS DISTINCT FROM f.value)`
+	sqlRunsAfter = `
+  AND (started_at, run_id) > (@after_time, @after_run)`
+	sqlRunsOrder = `
+ORDER BY started_at, run_id
+LIMIT @limit`
+)
+
+// ListAgentWork lists ready agent steps, oldest first (by ready-since, then
+// run and step id), limit at a time. cursor is "" for the first page, else
+// the next cursor a previous page returned; next is "" after the last page.
+func (s *Store) ListAgentWork(ctx context.Context, org string, f WorkFilter, limit int, cursor string) (items []WorkRow, next string, err error) {
+	return s.listWork(ctx, sqlListAgentWork, pgx.NamedArgs{"org": org}, f, limit, cursor)
+}
+
+// ListPersonWork lists the open work items assigned to the person with this
+// email or to any of groups, oldest first, paged like ListAgentWork. Emails
+// and group ids compare exactly: callers normalize them.
+func (s *Store) ListPersonWork(ctx context.Context, org, email string, groups []string, f WorkFilter, limit int, cursor string) (items []WorkRow, next string, err error) {
+	if groups == nil {
+		groups = []string{}
+	}
+	args := pgx.NamedArgs{"org": org, "person": email, "groups": groups}
+	return s.listWork(ctx, sqlListPersonWork, args, f, limit, cursor)
+}
+
+func (s *Store) listWork(ctx context.Context, base string, args pgx.NamedArgs, f WorkFilter, limit int, cur string) ([]WorkRow, string, error) {
+	if err := checkLimit(limit); err != nil {
+		return nil, "", err
+	}
+	after, ok, err := decodeCursor(cur, cursorWork)
+	if err != nil {
+		return nil, "", err
+	}
+	var sql strings.Builder
+	sql.WriteString(base)
+	if f.Process != "" {
+		sql.WriteString(sqlWorkProcess)
+		args["process"] = f.Process
+	}
+	if ok {
+		sql.WriteString(sqlWorkAfter)
+		args["after_time"], args["after_run"], args["after_step"] = after.time(), after.Run, after.Step
+	}
+	sql.WriteString(sqlWorkOrder)
+	args["limit"] = limit + 1 // one more tells whether there is a next page
+
+	rows, _ := s.pool.Query(ctx, sql.String(), args)
+	items, err := pgx.CollectRows(rows, scanWork)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list work: %w", err)
+	}
+	if len(items) <= limit {
+		return items, "", nil
+	}
+	items = items[:limit]
+	last := items[limit-1]
+	next := cursor{Kind: cursorWork, Time: last.ReadySince.UnixMicro(), Run: last.RunID, Step: last.StepID}
+	return items, next.encode(), nil
+}
+
+// ListRuns lists runs, oldest started first (then by run id), limit at a
+// time, paged like ListAgentWork.
+func (s *Store) ListRuns(ctx context.Context, org string, f RunFilter, limit int, cur string) (items []RunRow, next string, err error) {
+	if err := checkLimit(limit); err != nil {
+		return nil, "", err
+	}
+	after, ok, err := decodeCursor(cur, cursorRuns)
+	if err != nil {
+		return nil, "", err
+	}
+	args := pgx.NamedArgs{"org": org}
+	var sql strings.Builder
+	sql.WriteString(sqlListRuns)
+	if f.Process != "" {
+		sql.WriteString(sqlRunsProcess)
+		args["process"] = f.Process
+	}
+	if f.State != "" {
+		sql.WriteString(sqlRunsState)
+		args["state"] = f.State
+	}
+	if in := bytes.TrimSpace(f.Inputs); len(in) > 0 {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(in, &fields); err != nil || fields == nil {
+			return nil, "", fmt.Errorf("store: list runs: Inputs must be a JSON object")
+		}
+		if len(fields) > 0 {
+			sql.WriteString(sqlRunsInputs)
+			args["inputs"] = in
+		}
+	}
+	if ok {
+		sql.WriteString(sqlRunsAfter)
+		args["after_time"], args["after_run"] = after.time(), after.Run
+	}
+	sql.WriteString(sqlRunsOrder)
+	args["limit"] = limit + 1
+
+	rows, _ := s.pool.Query(ctx, sql.String(), args)
+	items, err = pgx.CollectRows(rows, scanRun)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list runs: %w", err)
+	}
+	if len(items) <= limit {
+		return items, "", nil
+	}
+	items = items[:limit]
+	last := items[limit-1]
+	c := cursor{Kind: cursorRuns, Time: last.StartedAt.UnixMicro(), Run: last.RunID}
+	return items, c.encode(), nil
+}
+
+func checkLimit(limit int) error {
+	if limit < 1 || limit > MaxLimit {
+		return fmt.Errorf("store: limit %d out of range 1–%d", limit, MaxLimit)
+	}
+	return nil
+}

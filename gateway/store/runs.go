@@ -1,0 +1,251 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// RunRow is a run in the read model: what list_runs shows.
+type RunRow struct {
+	Org       string
+	RunID     string
+	Process   string
+	Version   int
+	State     string
+	Outcome   string // "" while the run has none (NULL)
+	Mode      string // "live" or "test"
+	Inputs    json.RawMessage // a JSON object; nil means {}
+	StartedBy string
+	StartedAt time.Time
+	UpdatedAt time.Time
+	// Seq is the run machine's sequence number of the state this row
+	// shows. UpsertRun ignores a write whose Seq is not above the stored one.
+	Seq int64
+}
+
+// WorkKind says what a piece of open work is.
+type WorkKind string
+
+// The kinds of open work.
+const (
+	WorkAgent      WorkKind = "agent"      // a ready agent step
+	WorkTask       WorkKind = "task"       // a task work item
+	WorkApprove    WorkKind = "approve"    // an approval work item
+	WorkEscalation WorkKind = "escalation" // an escalated agent step waiting on a person
+)
+
+// WorkRow is one piece of open work of a run: a ready agent step (Kind
+// WorkAgent, no WorkItemID) or an open work item.
+type WorkRow struct {
+	// Org, RunID, Process, Version and Mode are the run's: UpsertRun fills
+	// them from its RunRow and ignores what is set here.
+	Org     string
+	RunID   string
+	Process string
+	Version int
+	Mode    string
+
+	StepID     string
+	WorkItemID string // "" for an agent step
+	Kind       WorkKind
+	ReadySince time.Time  // when the step became ready or the item opened
+	Due        *time.Time // nil: no due time
+	Overdue    bool
+	// A work item is assigned to a group, a person (by email), or both.
+	AssignedGroup  string
+	AssignedPerson string
+	// Handoff is what the previous attempt left (get_work's handoff); nil
+	// for none.
+	Handoff json.RawMessage
+	// Item is the work item as get_run shows it, for person listings; nil
+	// for an agent step.
+	Item json.RawMessage
+}
+
+const sqlUpsertRun = `
+INSERT INTO runs (org, run_id, process, version, state, outcome, mode, inputs,
+                  started_by, started_at, updated_at, seq)
+VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), $7, $8, $9, $10, $11, $12)
+ON CONFLICT (org, run_id) DO UPDATE SET
+    process = EXCLUDED.process, version = EXCLUDED.version, state = EXCLUDED.state,
+    outcome = EXCLUDED.outcome, mode = EXCLUDED.mode, inputs = EXCLUDED.inputs,
+    started_by = EXCLUDED.started_by, started_at = EXCLUDED.started_at,
+    updated_at = EXCLUDED.updated_at, seq = EXCLUDED.seq
+WHERE runs.seq < EXCLUDED.seq
+RETURNING seq`
+
+// sqlReplaceWork makes the run's work rows exactly those in $3 (a JSON array
+// of workJSON): rows no longer present are deleted, the rest upserted. The
+// two parts touch disjoint rows, so they can share one statement.
+const sqlReplaceWork = `
+WITH new AS (
+    SELECT * FROM jsonb_to_recordset($3::jsonb) AS w(
+        step_id text, work_item_id text, kind text, ready_since timestamptz,
+        due timestamptz, overdue boolean, assigned_group text, assigned_person text,
+        handoff jsonb, item jsonb)
+), gone AS (
+    DELETE FROM work
+    WHERE org = $1 AND run_id = $2
+      AND step_id NOT IN (SELECT step_id FROM new)
+)
+INSERT INTO work (org, run_id, step_id, work_item_id, kind, process, version, mode,
+                  ready_since, due, overdue, assigned_group, assigned_person, handoff, item)
+SELECT $1, $2, step_id, work_item_id, kind, $4, $5, $6,
+       ready_since, due, coalesce(overdue, false), assigned_group, assigned_person, handoff, item
+FROM new
+ON CONFLICT (org, run_id, step_id) DO UPDATE SET
+    work_item_id = EXCLUDED.work_item_id, kind = EXCLUDED.kind,
+    process = EXCLUDED.process, version = EXCLUDED.version, mode = EXCLUDED.mode,
+    ready_since = EXCLUDED.ready_since, due = EXCLUDED.due, overdue = EXCLUDED.overdue,
+    assigned_group = EXCLUDED.assigned_group, assigned_person = EXCLUDED.assigned_person,
+    handoff = EXCLUDED.handoff, item = EXCLUDED.item`
+
+// workJSON is a WorkRow as sqlReplaceWork reads it.
+type workJSON struct {
+	StepID         string          `json:"step_id"`
+	WorkItemID     *string         `json:"work_item_id"`
+	Kind           WorkKind        `json:"kind"`
+	ReadySince     time.Time       `json:"ready_since"`
+	Due            *time.Time      `json:"due"`
+	Overdue        bool            `json:"overdue"`
+	AssignedGroup  *string         `json:"assigned_group"`
+	AssignedPerson *string         `json:"assigned_person"`
+	Handoff        json.RawMessage `json:"handoff,omitempty"`
+	Item           json.RawMessage `json:"item,omitempty"`
+}
+
+// UpsertRun writes a run's row and replaces its open work with work, unless
+// the stored row already shows this or a later state (row.Seq <= stored
+// seq): then it changes nothing and returns applied false. So a retried or
+// late write never overwrites a newer one.
+//
+// It runs in its own transaction on q (a savepoint when q is a
+// transaction; nil q means the store's pool). Concurrent writers for one
+// run are serialized on the run's row.
+//
+// Times are stored with microsecond precision.
+func (s *Store) UpsertRun(ctx context.Context, q Querier, row RunRow, work []WorkRow) (applied bool, err error) {
+	if row.Org == "" || row.RunID == "" {
+		return false, fmt.Errorf("store: upsert run: Org and RunID are required")
+	}
+	inputs := row.Inputs
+	if len(inputs) == 0 {
+		inputs = json.RawMessage(`{}`)
+	}
+	ws := make([]workJSON, len(work))
+	for i, w := range work {
+		if w.StepID == "" {
+			return false, fmt.Errorf("store: upsert run %s: work[%d].StepID is empty", row.RunID, i)
+		}
+		ws[i] = workJSON{
+			StepID:         w.StepID,
+			WorkItemID:     nullable(w.WorkItemID),
+			Kind:           w.Kind,
+			ReadySince:     w.ReadySince.Truncate(time.Microsecond),
+			Overdue:        w.Overdue,
+			AssignedGroup:  nullable(w.AssignedGroup),
+			AssignedPerson: nullable(w.AssignedPerson),
+			Handoff:        w.Handoff,
+			Item:           w.Item,
+		}
+		if w.Due != nil {
+			d := w.Due.Truncate(time.Microsecond)
+			ws[i].Due = &d
+		}
+	}
+	workDoc, err := json.Marshal(ws)
+	if err != nil {
+		return false, fmt.Errorf("store: upsert run %s: encode work: %w", row.RunID, err)
+	}
+
+	err = inTx(ctx, s.q(q), func(tx pgx.Tx) error {
+		var seq int64
+		err := tx.QueryRow(ctx, sqlUpsertRun, row.Org, row.RunID, row.Process, row.Version,
+			row.State, row.Outcome, row.Mode, inputs, row.StartedBy,
+			row.StartedAt.Truncate(time.Microsecond), row.UpdatedAt.Truncate(time.Microsecond),
+			row.Seq).Scan(&seq)
+		if err == pgx.ErrNoRows {
+			return nil // an older or repeated write: keep the stored one
+		}
+		if err != nil {
+			return err
+		}
+		// The statement above locked the run's row, and this one takes a
+		// fresh snapshot, so it sees any work an earlier writer committed.
+		if _, err := tx.Exec(ctx, sqlReplaceWork, row.Org, row.RunID, workDoc,
+			row.Process, row.Version, row.Mode); err != nil {
+			return err
+		}
+		applied = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("store: upsert run %s: %w", row.RunID, err)
+	}
+	return applied, nil
+}
+
+const sqlGetRun = `
+SELECT ` + runColumns + `
+FROM runs WHERE org = $1 AND run_id = $2`
+
+// GetRun returns a run's row, or ErrNotFound.
+func (s *Store) GetRun(ctx context.Context, org, runID string) (RunRow, error) {
+	rows, _ := s.pool.Query(ctx, sqlGetRun, org, runID)
+	r, err := pgx.CollectExactlyOneRow(rows, scanRun)
+	if err == pgx.ErrNoRows {
+		return RunRow{}, fmt.Errorf("store: run %s: %w", runID, ErrNotFound)
+	}
+	if err != nil {
+		return RunRow{}, fmt.Errorf("store: get run %s: %w", runID, err)
+	}
+	return r, nil
+}
+
+const sqlRunWork = `
+SELECT ` + workColumns + `
+FROM work WHERE org = $1 AND run_id = $2
+ORDER BY ready_since, run_id, step_id`
+
+// RunWork returns a run's open work, oldest first.
+func (s *Store) RunWork(ctx context.Context, org, runID string) ([]WorkRow, error) {
+	rows, _ := s.pool.Query(ctx, sqlRunWork, org, runID)
+	ws, err := pgx.CollectRows(rows, scanWork)
+	if err != nil {
+		return nil, fmt.Errorf("store: work of run %s: %w", runID, err)
+	}
+	return ws, nil
+}
+
+const runColumns = `org, run_id, process, version, state, coalesce(outcome, ''), mode, inputs,
+       started_by, started_at, updated_at, seq`
+
+func scanRun(row pgx.CollectableRow) (RunRow, error) {
+	var r RunRow
+	err := row.Scan(&r.Org, &r.RunID, &r.Process, &r.Version, &r.State, &r.Outcome, &r.Mode,
+		&r.Inputs, &r.StartedBy, &r.StartedAt, &r.UpdatedAt, &r.Seq)
+	return r, err
+}
+
+const workColumns = `org, run_id, process, version, mode, step_id, coalesce(work_item_id, ''), kind,
+       ready_since, due, overdue, coalesce(assigned_group, ''), coalesce(assigned_person, ''),
+       handoff, item`
+
+func scanWork(row pgx.CollectableRow) (WorkRow, error) {
+	var w WorkRow
+	err := row.Scan(&w.Org, &w.RunID, &w.Process, &w.Version, &w.Mode, &w.StepID, &w.WorkItemID,
+		&w.Kind, &w.ReadySince, &w.Due, &w.Overdue, &w.AssignedGroup, &w.AssignedPerson,
+		&w.Handoff, &w.Item)
+	return w, err
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,403 @@
+package store_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/baton-run/baton/gateway/store"
+)
+
+const org = "o_test"
+
+var t0 = time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)
+
+func run(id string, seq int64, started time.Time, inputs string) store.RunRow {
+	return store.RunRow{
+		Org: org, RunID: id, Process: "supplier-onboarding", Version: 3,
+		State: "active", Mode: "live", Inputs: json.RawMessage(inputs),
+		StartedBy: "u_mira", StartedAt: started, UpdatedAt: started, Seq: seq,
+	}
+}
+
+func agentStep(step string, ready time.Time) store.WorkRow {
+	return store.WorkRow{StepID: step, Kind: store.WorkAgent, ReadySince: ready}
+}
+
+func upsert(t *testing.T, b bundle, r store.RunRow, work ...store.WorkRow) bool {
+	t.Helper()
+	applied, err := b.store.UpsertRun(b.ctx, nil, r, work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return applied
+}
+
+func stepIDs(ws []store.WorkRow) []string {
+	var ids []string
+	for _, w := range ws {
+		ids = append(ids, w.RunID+"/"+w.StepID)
+	}
+	return ids
+}
+
+func runIDs(rs []store.RunRow) []string {
+	var ids []string
+	for _, r := range rs {
+		ids = append(ids, r.RunID)
+	}
+	return ids
+}
+
+func TestUpsertRunSeqGuard(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	r := run("r_1", 5, t0, `{"vendorName":"Acme"}`)
+	if !upsert(t, b, r, agentStep("check_vendor", t0)) {
+		t.Fatal("first write not applied")
+	}
+
+	newer := r
+	newer.Seq, newer.State, newer.UpdatedAt = 7, "waiting", t0.Add(time.Minute)
+	if !upsert(t, b, newer) {
+		t.Fatal("newer write not applied")
+	}
+
+	for _, seq := range []int64{6, 7} { // late, then repeated
+		older := r
+		older.Seq, older.State = seq, "stale"
+		if upsert(t, b, older, agentStep("stale_step", t0)) {
+			t.Fatalf("write with seq %d applied over seq 7", seq)
+		}
+	}
+
+	got, err := b.store.GetRun(b.ctx, org, "r_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Seq != 7 || got.State != "waiting" || !got.UpdatedAt.Equal(newer.UpdatedAt) {
+		t.Fatalf("stored run = seq %d state %q updated %v, want the seq 7 write", got.Seq, got.State, got.UpdatedAt)
+	}
+	work, err := b.store.RunWork(b.ctx, org, "r_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(work) != 0 {
+		t.Fatalf("work = %v, want none (the seq 7 write has none; older writes ignored)", stepIDs(work))
+	}
+}
+
+func TestUpsertRunReplacesWork(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	due := t0.Add(48 * time.Hour)
+
+	r := run("r_1", 1, t0, `{}`)
+	upsert(t, b, r, agentStep("a", t0), agentStep("b", t0.Add(time.Second)))
+
+	r.Seq = 2
+	item := store.WorkRow{
+		StepID: "approve", WorkItemID: "w_31", Kind: store.WorkApprove, ReadySince: t0.Add(time.Minute),
+		Due: &due, AssignedGroup: "g_finance", Item: json.RawMessage(`{"id":"w_31","stepId":"approve"}`),
+	}
+	retried := agentStep("b", t0.Add(2*time.Second))
+	retried.Handoff = json.RawMessage(`{"progress":"half done"}`)
+	upsert(t, b, r, retried, item)
+
+	work, err := b.store.RunWork(b.ctx, org, "r_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := stepIDs(work), []string{"r_1/b", "r_1/approve"}; !slices.Equal(got, want) {
+		t.Fatalf("work = %v, want %v", got, want)
+	}
+	w := work[0]
+	if !w.ReadySince.Equal(retried.ReadySince) || string(w.Handoff) != `{"progress": "half done"}` ||
+		w.Process != r.Process || w.Version != r.Version || w.Mode != r.Mode || w.Org != org {
+		t.Fatalf("agent row = %+v", w)
+	}
+	w = work[1]
+	if w.WorkItemID != "w_31" || w.Kind != store.WorkApprove || w.Due == nil || !w.Due.Equal(due) ||
+		w.AssignedGroup != "g_finance" || w.AssignedPerson != "" || w.Handoff != nil || len(w.Item) == 0 {
+		t.Fatalf("work item row = %+v", w)
+	}
+
+	r.Seq, r.State, r.Outcome = 3, "done", "approved"
+	upsert(t, b, r)
+	if work, _ := b.store.RunWork(b.ctx, org, "r_1"); len(work) != 0 {
+		t.Fatalf("ended run still has work %v", stepIDs(work))
+	}
+	got, _ := b.store.GetRun(b.ctx, org, "r_1")
+	if got.Outcome != "approved" {
+		t.Fatalf("outcome = %q", got.Outcome)
+	}
+}
+
+// UpsertRun nests in a caller's transaction: rolling that back undoes it.
+func TestUpsertRunInCallerTx(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tx, err := b.store.Pool().Begin(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.UpsertRun(b.ctx, tx, run("r_1", 1, t0, `{}`), []store.WorkRow{agentStep("a", t0)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.GetRun(b.ctx, org, "r_1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("GetRun after rollback: err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestUpsertRunRejectsBadWork(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	bad := store.WorkRow{StepID: "approve", Kind: store.WorkApprove, ReadySince: t0} // no assignee, no item id
+	if _, err := b.store.UpsertRun(b.ctx, nil, run("r_1", 1, t0, `{}`), []store.WorkRow{bad}); err == nil {
+		t.Fatal("work item without id or assignee accepted")
+	}
+	if _, err := b.store.GetRun(b.ctx, org, "r_1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a failed write left the run row behind (err = %v)", err)
+	}
+}
+
+func TestListAgentWorkOldestFirstAndPaging(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// Seven ready steps over five runs, written out of order; two share a
+	// ready-since time, so run and step ids break the tie.
+	upsert(t, b, run("r_c", 1, t0, `{}`), agentStep("s1", t0.Add(3*time.Minute)))
+	upsert(t, b, run("r_a", 1, t0, `{}`), agentStep("s2", t0.Add(1*time.Minute)), agentStep("s1", t0.Add(1*time.Minute)))
+	upsert(t, b, run("r_b", 1, t0, `{}`), agentStep("s1", t0.Add(1*time.Minute)))
+	upsert(t, b, run("r_d", 1, t0, `{}`), agentStep("s1", t0))
+	other := run("r_e", 1, t0, `{}`)
+	other.Process = "other"
+	upsert(t, b, other, agentStep("s1", t0.Add(2*time.Minute)), agentStep("s2", t0.Add(4*time.Minute)))
+	// Work items are not agent work.
+	upsert(t, b, run("r_f", 1, t0, `{}`), store.WorkRow{StepID: "approve", WorkItemID: "w_1",
+		Kind: store.WorkApprove, ReadySince: t0, AssignedGroup: "g"})
+
+	want := []string{"r_d/s1", "r_a/s1", "r_a/s2", "r_b/s1", "r_e/s1", "r_c/s1", "r_e/s2"}
+	var got []string
+	cursor, pages := "", 0
+	for {
+		items, next, err := b.store.ListAgentWork(b.ctx, org, store.WorkFilter{}, 3, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		got = append(got, stepIDs(items)...)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if !slices.Equal(got, want) || pages != 3 {
+		t.Fatalf("over %d pages got %v, want 3 pages of %v", pages, got, want)
+	}
+
+	items, next, err := b.store.ListAgentWork(b.ctx, org, store.WorkFilter{Process: "other"}, 10, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := stepIDs(items), []string{"r_e/s1", "r_e/s2"}; !slices.Equal(got, want) || next != "" {
+		t.Fatalf("process filter: got %v next %q, want %v and no next", got, next, want)
+	}
+
+	// An exactly full last page has no next cursor.
+	items, next, _ = b.store.ListAgentWork(b.ctx, org, store.WorkFilter{}, 7, "")
+	if len(items) != 7 || next != "" {
+		t.Fatalf("limit 7 of 7: %d items, next %q", len(items), next)
+	}
+	// Another organization sees nothing.
+	items, _, _ = b.store.ListAgentWork(b.ctx, "o_other", store.WorkFilter{}, 10, "")
+	if len(items) != 0 {
+		t.Fatalf("another org sees %v", stepIDs(items))
+	}
+}
+
+func TestListPersonWork(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	item := func(step, id string, ready time.Time, group, person string) store.WorkRow {
+		return store.WorkRow{StepID: step, WorkItemID: id, Kind: store.WorkTask, ReadySince: ready,
+			AssignedGroup: group, AssignedPerson: person}
+	}
+	upsert(t, b, run("r_1", 1, t0, `{}`),
+		item("approve", "w_1", t0.Add(2*time.Minute), "g_finance", ""),
+		item("sign", "w_2", t0.Add(1*time.Minute), "", "mira@example.com"),
+		agentStep("check", t0))
+	upsert(t, b, run("r_2", 1, t0, `{}`),
+		item("approve", "w_3", t0.Add(3*time.Minute), "g_legal", ""),
+		item("both", "w_4", t0.Add(4*time.Minute), "g_finance", "mira@example.com"),
+		item("other", "w_5", t0, "", "ops@example.com"))
+
+	cases := []struct {
+		name   string
+		email  string
+		groups []string
+		want   []string
+	}{
+		{"by email and group", "mira@example.com", []string{"g_finance"}, []string{"r_1/sign", "r_1/approve", "r_2/both"}},
+		{"by email only", "mira@example.com", nil, []string{"r_1/sign", "r_2/both"}},
+		{"by groups only", "nobody@example.com", []string{"g_legal", "g_finance"}, []string{"r_1/approve", "r_2/approve", "r_2/both"}},
+		{"nothing", "nobody@example.com", []string{"g_none"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			cursor := ""
+			for {
+				items, next, err := b.store.ListPersonWork(b.ctx, org, c.email, c.groups, store.WorkFilter{}, 2, cursor)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, stepIDs(items)...)
+				if next == "" {
+					break
+				}
+				cursor = next
+			}
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestListRunsPagingAndFilters(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i := range 8 {
+		r := run(fmt.Sprintf("r_%d", i), 1, t0.Add(time.Duration(i%4)*time.Minute), `{}`)
+		if i%2 == 1 {
+			r.State = "waiting"
+		}
+		if i >= 6 {
+			r.Process = "other"
+		}
+		upsert(t, b, r)
+	}
+	list := func(f store.RunFilter, limit int) (ids []string, pages int) {
+		cursor := ""
+		for {
+			items, next, err := b.store.ListRuns(b.ctx, org, f, limit, cursor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			ids = append(ids, runIDs(items)...)
+			if next == "" {
+				return ids, pages
+			}
+			cursor = next
+		}
+	}
+	// Started at minute i%4: ties broken by run id.
+	if got, pages := list(store.RunFilter{}, 3); !slices.Equal(got, []string{"r_0", "r_4", "r_1", "r_5", "r_2", "r_6", "r_3", "r_7"}) || pages != 3 {
+		t.Fatalf("all runs over %d pages: %v", pages, got)
+	}
+	if got, _ := list(store.RunFilter{State: "waiting"}, 3); !slices.Equal(got, []string{"r_1", "r_5", "r_3", "r_7"}) {
+		t.Fatalf("waiting: %v", got)
+	}
+	if got, _ := list(store.RunFilter{Process: "other"}, 3); !slices.Equal(got, []string{"r_6", "r_7"}) {
+		t.Fatalf("process other: %v", got)
+	}
+	if got, _ := list(store.RunFilter{Process: "supplier-onboarding", State: "waiting"}, 1); !slices.Equal(got, []string{"r_1", "r_5", "r_3"}) {
+		t.Fatalf("process and state: %v", got)
+	}
+}
+
+func TestListRunsInputsEquality(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	inputs := map[string]string{
+		"r_int":    `{"vendorName": "Acme", "amount": 48000}`,
+		"r_float":  `{"vendorName": "Acme", "amount": 48000.0}`,
+		"r_other":  `{"vendorName": "Acme Ltd", "amount": 48000}`,
+		"r_nested": `{"vendorName": "Beta", "tags": ["a", "b"], "address": {"city": "Oslo", "zip": "0150"}}`,
+		"r_null":   `{"vendorName": null}`,
+		"r_none":   `{}`,
+	}
+	i := 0
+	for id, in := range inputs {
+		upsert(t, b, run(id, 1, t0.Add(time.Duration(i)*time.Second), in))
+		i++
+	}
+	cases := []struct {
+		name   string
+		filter string
+		want   []string
+	}{
+		{"string", `{"vendorName": "Acme"}`, []string{"r_float", "r_int"}},
+		{"string is exact, not prefix or case-folded", `{"vendorName": "acme"}`, nil},
+		// JSONB compares numbers by value: 48000, 48000.0 and 4.8e4 are equal.
+		{"number", `{"amount": 48000}`, []string{"r_float", "r_int", "r_other"}},
+		{"number written as float", `{"amount": 48000.0}`, []string{"r_float", "r_int", "r_other"}},
+		{"number in exponent form", `{"amount": 4.8e4}`, []string{"r_float", "r_int", "r_other"}},
+		{"number is not a string", `{"amount": "48000"}`, nil},
+		{"two fields", `{"vendorName": "Acme Ltd", "amount": 48000}`, []string{"r_other"}},
+		{"array equal", `{"tags": ["a", "b"]}`, []string{"r_nested"}},
+		// Containment would match these; equality does not.
+		{"array subset", `{"tags": ["a"]}`, nil},
+		{"array reordered", `{"tags": ["b", "a"]}`, nil},
+		{"object subset", `{"address": {"city": "Oslo"}}`, nil},
+		{"object equal, keys reordered", `{"address": {"zip": "0150", "city": "Oslo"}}`, []string{"r_nested"}},
+		{"null matches null, not absent", `{"vendorName": null}`, []string{"r_null"}},
+		{"empty filter", `{}`, []string{"r_float", "r_int", "r_nested", "r_none", "r_null", "r_other"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			items, _, err := b.store.ListRuns(b.ctx, org, store.RunFilter{Inputs: json.RawMessage(c.filter)}, 100, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runIDs(items)
+			slices.Sort(got)
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("filter %s: got %v, want %v", c.filter, got, c.want)
+			}
+		})
+	}
+	if _, _, err := b.store.ListRuns(b.ctx, org, store.RunFilter{Inputs: json.RawMessage(`[1]`)}, 10, ""); err == nil {
+		t.Fatal("a non-object inputs filter was accepted")
+	}
+}
+
+func TestBadCursor(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i := range 3 {
+		upsert(t, b, run(fmt.Sprintf("r_%d", i), 1, t0, `{}`), agentStep("s", t0))
+	}
+	_, workNext, err := b.store.ListAgentWork(b.ctx, org, store.WorkFilter{}, 1, "")
+	if err != nil || workNext == "" {
+		t.Fatalf("first page: next %q, err %v", workNext, err)
+	}
+	_, runsNext, err := b.store.ListRuns(b.ctx, org, store.RunFilter{}, 1, "")
+	if err != nil || runsNext == "" {
+		t.Fatalf("first page: next %q, err %v", runsNext, err)
+	}
+
+	for _, c := range []string{"garbage!", "e30", "bm90IGpzb24", workNext[:len(workNext)-2], runsNext} {
+		if _, _, err := b.store.ListAgentWork(b.ctx, org, store.WorkFilter{}, 1, c); !errors.Is(err, store.ErrBadCursor) {
+			t.Errorf("ListAgentWork(cursor %q): err = %v, want ErrBadCursor", c, err)
+		}
+		if _, _, err := b.store.ListPersonWork(b.ctx, org, "x@example.com", nil, store.WorkFilter{}, 1, c); !errors.Is(err, store.ErrBadCursor) {
+			t.Errorf("ListPersonWork(cursor %q): err = %v, want ErrBadCursor", c, err)
+		}
+	}
+	if _, _, err := b.store.ListRuns(b.ctx, org, store.RunFilter{}, 1, workNext); !errors.Is(err, store.ErrBadCursor) {
+		t.Errorf("ListRuns(work cursor): err = %v, want ErrBadCursor", err)
+	}
+	if _, _, err := b.store.ListRuns(b.ctx, org, store.RunFilter{}, 0, ""); err == nil {
+		t.Error("limit 0 accepted")
+	}
+}
