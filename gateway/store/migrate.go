@@ -62,8 +62,8 @@ func Migrations() ([]Migration, error) {
 const migrateLockKey int64 = 0x626174_6f6e_6d67 // "batonmg"
 
 const (
-	sqlMigrateLock   = `SELECT pg_advisory_xact_lock($1)`
-	sqlMigrateTable  = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	sqlMigrateLock  = `SELECT pg_advisory_xact_lock($1)`
+	sqlMigrateTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
     version     integer     PRIMARY KEY,
     name        text        NOT NULL,
     applied_at  timestamptz NOT NULL DEFAULT now()

@@ -16,8 +16,8 @@ type RunRow struct {
 	Process   string
 	Version   int
 	State     string
-	Outcome   string // "" while the run has none (NULL)
-	Mode      string // "live" or "test"
+	Outcome   string          // "" while the run has none (NULL)
+	Mode      string          // "live" or "test"
 	Inputs    json.RawMessage // a JSON object; nil means {}
 	StartedBy string
 	StartedAt time.Time
