@@ -1,0 +1,650 @@
+package interpreter
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// This file turns a PROCESS.md into its two parts: the frontmatter as a
+// generic JSON value tree, and the body as written.
+//
+// yaml.v3 is a YAML 1.1/1.2 hybrid: it reads 017 as octal, 1_000 as an
+// integer and 2024-01-01 as a timestamp. The specification asks for the YAML
+// 1.2 core schema only, so the frontmatter is decoded into yaml.Node values
+// and every plain scalar is resolved here by the core schema's own rules.
+//
+// Decisions the specification leaves open:
+//   - Anchors and aliases are refused. They add nothing a process needs, and
+//     refusing them rules out alias bombs and cyclic documents.
+//   - Mapping keys are scalars; a key that is not a string (17, true) stands
+//     for its JSON text ("17", "true"). Two keys with the same resolved text
+//     are duplicates, so 17, 017 and "17" collide as they would in JSON.
+//   - .inf and .nan are refused: the frontmatter must be JSON.
+//   - Explicit tags !!str, !!int, !!float, !!bool, !!null, !!map and !!seq
+//     are honoured; any other tag is refused.
+
+// jsonKind is the JSON type of a tree value.
+type jsonKind uint8
+
+const (
+	jsonNull jsonKind = iota
+	jsonBool
+	jsonNumber
+	jsonString
+	jsonArray
+	jsonObject
+	// jsonInvalid stands for a value whose problem was already reported;
+	// later checks skip it silently.
+	jsonInvalid
+)
+
+func (k jsonKind) String() string {
+	switch k {
+	case jsonNull:
+		return "null"
+	case jsonBool:
+		return "boolean"
+	case jsonNumber:
+		return "number"
+	case jsonString:
+		return "string"
+	case jsonArray:
+		return "list"
+	case jsonObject:
+		return "mapping"
+	}
+	return "unknown"
+}
+
+// fmValue is one node of the frontmatter as JSON: a null, boolean, number
+// (text in JSON number syntax, json.Number compatible), string, array or
+// object (members in the order written). Line and Col are 1-based positions
+// in the whole PROCESS.md.
+type fmValue struct {
+	kind    jsonKind
+	str     string // string value, or the JSON text of a number
+	b       bool
+	arr     []*fmValue
+	members []fmMember
+	line    int
+	col     int
+}
+
+// fmMember is one key of an object.
+type fmMember struct {
+	key     string
+	keyLine int
+	keyCol  int
+	val     *fmValue
+}
+
+// get returns the member value for key, or nil.
+func (v *fmValue) get(key string) *fmValue {
+	if v == nil || v.kind != jsonObject {
+		return nil
+	}
+	for i := range v.members {
+		if v.members[i].key == key {
+			return v.members[i].val
+		}
+	}
+	return nil
+}
+
+// member returns the member for key, or nil.
+func (v *fmValue) member(key string) *fmMember {
+	if v == nil || v.kind != jsonObject {
+		return nil
+	}
+	for i := range v.members {
+		if v.members[i].key == key {
+			return &v.members[i]
+		}
+	}
+	return nil
+}
+
+// fmDocument is a PROCESS.md split into its parts.
+type fmDocument struct {
+	// front is the frontmatter text between the two "---" lines.
+	front []byte
+	// frontLine is the line of the whole file on which front starts.
+	frontLine int
+	// body is every byte after the newline ending the closing "---" line.
+	body []byte
+}
+
+// splitDocument splits src into frontmatter and body (SPEC-DECISIONS §22).
+// The first line must be "---"; the frontmatter ends at the next line that
+// is exactly "---". A trailing carriage return on either line is allowed.
+func splitDocument(src []byte) (fmDocument, *Issue) {
+	first, rest, ok := fmCutLine(src)
+	if !fmIsFence(first) {
+		return fmDocument{}, &Issue{Line: 1, Column: 1, Message: `frontmatter: the file must start with a "---" line`}
+	}
+	noClose := &Issue{Line: 1, Column: 1, Message: `frontmatter: no closing "---" line`}
+	if !ok {
+		return fmDocument{}, noClose
+	}
+	start := len(src) - len(rest)
+	off := start
+	for {
+		l, after, more := fmCutLine(src[off:])
+		if fmIsFence(l) {
+			return fmDocument{front: src[start:off], frontLine: 2, body: after}, nil
+		}
+		if !more {
+			return fmDocument{}, noClose
+		}
+		off = len(src) - len(after)
+	}
+}
+
+// fmCutLine returns the first line of b without its newline, the rest after the
+// newline, and whether a newline was found.
+func fmCutLine(b []byte) (line, rest []byte, found bool) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return b, nil, false
+	}
+	return b[:i], b[i+1:], true
+}
+
+func fmIsFence(l []byte) bool {
+	l = bytes.TrimSuffix(l, []byte{'\r'})
+	return string(l) == "---"
+}
+
+// yamlLineRE finds the line number in a yaml.v3 syntax error.
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// parseFrontmatter decodes the frontmatter into a value tree. Issues found
+// along the way (duplicate keys, tags, aliases, non-finite numbers) are added
+// to is; the tree is still returned where it can be, with the offending parts
+// dropped, so later checks can report more. A nil tree means the YAML could
+// not be read at all.
+func parseFrontmatter(doc fmDocument, is *issueList) *fmValue {
+	root, err := decodeYAML(doc.front)
+	if err != nil {
+		msg := err.Error()
+		line := 0
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				line = n + doc.frontLine - 1
+			}
+			msg = m[2]
+		} else {
+			msg = strings.TrimPrefix(msg, "yaml: ")
+		}
+		if line == 0 {
+			line = doc.frontLine
+		}
+		is.add(line, 0, "frontmatter: %s", msg)
+		return nil
+	}
+	if root == nil || root.Kind == 0 || (root.Kind == yaml.DocumentNode && len(root.Content) == 0) {
+		is.add(doc.frontLine-1, 1, "frontmatter: is empty")
+		return nil
+	}
+	if root.Kind == yaml.DocumentNode {
+		root = root.Content[0]
+	}
+	c := fmConverter{issues: is, lineOff: doc.frontLine - 1}
+	return c.convert(root, "")
+}
+
+// decodeYAML reads exactly one YAML document into a node. yaml.v3 can panic
+// on some malformed input; that is reported as an error, never a crash.
+func decodeYAML(src []byte) (root *yaml.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			root, err = nil, fmt.Errorf("yaml: cannot read the YAML (%v)", r)
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	var n yaml.Node
+	if err := dec.Decode(&n); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, err
+		}
+		return nil, errors.New("yaml: more than one YAML document")
+	}
+	return &n, nil
+}
+
+// fmConverter turns yaml.Nodes into values, resolving plain scalars by the
+// YAML 1.2 core schema.
+type fmConverter struct {
+	issues  *issueList
+	lineOff int
+}
+
+func (c *fmConverter) pos(n *yaml.Node) (int, int) {
+	return n.Line + c.lineOff, n.Column
+}
+
+// invalid returns the stand-in for a node whose problem was reported.
+func (c *fmConverter) invalid(n *yaml.Node) *fmValue {
+	line, col := c.pos(n)
+	return &fmValue{kind: jsonInvalid, line: line, col: col}
+}
+
+// convert returns the value for n at path; a node that cannot be a value is
+// reported and comes back as jsonInvalid.
+func (c *fmConverter) convert(n *yaml.Node, path string) *fmValue {
+	line, col := c.pos(n)
+	if n.Kind == yaml.AliasNode || n.Anchor != "" {
+		c.issues.add(line, col, "%s: anchors and aliases are not allowed", fmPathOr(path, "frontmatter"))
+		return c.invalid(n)
+	}
+	tagged := n.Style&yaml.TaggedStyle != 0
+	switch n.Kind {
+	case yaml.MappingNode:
+		if tagged && n.Tag != "!!map" {
+			c.issues.add(line, col, "%s: tag %s cannot be used on a mapping", fmPathOr(path, "frontmatter"), n.Tag)
+			return c.invalid(n)
+		}
+		v := &fmValue{kind: jsonObject, line: line, col: col}
+		first := map[string][2]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			kn, vn := n.Content[i], n.Content[i+1]
+			kl, kc := c.pos(kn)
+			key, ok := c.key(kn, path)
+			if !ok {
+				continue
+			}
+			kp := fmJoinPath(path, key)
+			if at, dup := first[key]; dup {
+				c.issues.add(kl, kc, "%s: duplicate key, first at line %d", kp, at[0])
+				continue
+			}
+			first[key] = [2]int{kl, kc}
+			val := c.convert(vn, kp)
+			v.members = append(v.members, fmMember{key: key, keyLine: kl, keyCol: kc, val: val})
+		}
+		return v
+	case yaml.SequenceNode:
+		if tagged && n.Tag != "!!seq" {
+			c.issues.add(line, col, "%s: tag %s cannot be used on a list", fmPathOr(path, "frontmatter"), n.Tag)
+			return c.invalid(n)
+		}
+		v := &fmValue{kind: jsonArray, line: line, col: col, arr: make([]*fmValue, 0, len(n.Content))}
+		for i, e := range n.Content {
+			ev := c.convert(e, fmt.Sprintf("%s[%d]", path, i))
+			v.arr = append(v.arr, ev)
+		}
+		return v
+	case yaml.ScalarNode:
+		return c.scalar(n, path)
+	}
+	c.issues.add(line, col, "%s: unexpected YAML node", fmPathOr(path, "frontmatter"))
+	return c.invalid(n)
+}
+
+// scalar resolves one scalar node.
+func (c *fmConverter) scalar(n *yaml.Node, path string) *fmValue {
+	line, col := c.pos(n)
+	v := &fmValue{line: line, col: col}
+	p := fmPathOr(path, "frontmatter")
+	tag := ""
+	switch {
+	case n.Style&yaml.TaggedStyle != 0:
+		tag = n.Tag
+	case n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+		tag = "!!str"
+	}
+	s := n.Value
+	switch tag {
+	case "":
+		return c.plain(v, s, p)
+	case "!!str":
+		v.kind, v.str = jsonString, s
+		return v
+	case "!!null":
+		if !isCoreNull(s) {
+			c.issues.add(line, col, "%s: %q is not a !!null", p, s)
+			return c.invalid(n)
+		}
+		v.kind = jsonNull
+		return v
+	case "!!bool":
+		b, ok := coreBool(s)
+		if !ok {
+			c.issues.add(line, col, "%s: %q is not a !!bool", p, s)
+			return c.invalid(n)
+		}
+		v.kind, v.b = jsonBool, b
+		return v
+	case "!!int":
+		num, ok := coreInt(s)
+		if !ok {
+			c.issues.add(line, col, "%s: %q is not a !!int", p, s)
+			return c.invalid(n)
+		}
+		v.kind, v.str = jsonNumber, num
+		return v
+	case "!!float":
+		if num, ok := coreInt(s); ok {
+			v.kind, v.str = jsonNumber, num
+			return v
+		}
+		if isCoreSpecialFloat(s) {
+			c.issues.add(line, col, "%s: %s is not a JSON number", p, s)
+			return c.invalid(n)
+		}
+		num, ok := coreFloat(s)
+		if !ok {
+			c.issues.add(line, col, "%s: %q is not a !!float", p, s)
+			return c.invalid(n)
+		}
+		return c.number(v, num, p)
+	}
+	c.issues.add(line, col, "%s: unknown tag %s", p, tag)
+	return c.invalid(n)
+}
+
+// plain resolves an untagged plain scalar by the core schema.
+func (c *fmConverter) plain(v *fmValue, s, p string) *fmValue {
+	if isCoreNull(s) {
+		v.kind = jsonNull
+		return v
+	}
+	if b, ok := coreBool(s); ok {
+		v.kind, v.b = jsonBool, b
+		return v
+	}
+	if num, ok := coreInt(s); ok {
+		v.kind, v.str = jsonNumber, num
+		return v
+	}
+	if isCoreSpecialFloat(s) {
+		c.issues.add(v.line, v.col, "%s: %s is not a JSON number", p, s)
+		v.kind = jsonInvalid
+		return v
+	}
+	if num, ok := coreFloat(s); ok {
+		return c.number(v, num, p)
+	}
+	v.kind, v.str = jsonString, s
+	return v
+}
+
+// number records a float's JSON text, refusing values a float64 cannot hold
+// (the content hash reads every number as a float64).
+func (c *fmConverter) number(v *fmValue, num, p string) *fmValue {
+	if _, err := strconv.ParseFloat(num, 64); err != nil {
+		c.issues.add(v.line, v.col, "%s: number out of range", p)
+		v.kind = jsonInvalid
+		return v
+	}
+	v.kind, v.str = jsonNumber, num
+	return v
+}
+
+// key resolves a mapping key to its JSON member name.
+func (c *fmConverter) key(kn *yaml.Node, path string) (string, bool) {
+	line, col := c.pos(kn)
+	p := fmPathOr(path, "frontmatter")
+	if kn.Kind != yaml.ScalarNode {
+		if kn.Kind == yaml.AliasNode || kn.Anchor != "" {
+			c.issues.add(line, col, "%s: anchors and aliases are not allowed", p)
+		} else {
+			c.issues.add(line, col, "%s: a key must be a plain value, not a list or mapping", p)
+		}
+		return "", false
+	}
+	if kn.Anchor != "" {
+		c.issues.add(line, col, "%s: anchors and aliases are not allowed", p)
+		return "", false
+	}
+	v := c.scalar(kn, path)
+	if v.kind == jsonInvalid {
+		return "", false
+	}
+	switch v.kind {
+	case jsonString, jsonNumber:
+		return v.str, true
+	case jsonBool:
+		return strconv.FormatBool(v.b), true
+	}
+	c.issues.add(line, col, "%s: a key must not be null", p)
+	return "", false
+}
+
+func fmPathOr(path, def string) string {
+	if path == "" {
+		return def
+	}
+	return path
+}
+
+func fmJoinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// The YAML 1.2 core schema (YAML 1.2.2 §10.3.2).
+
+func isCoreNull(s string) bool {
+	switch s {
+	case "", "~", "null", "Null", "NULL":
+		return true
+	}
+	return false
+}
+
+func coreBool(s string) (bool, bool) {
+	switch s {
+	case "true", "True", "TRUE":
+		return true, true
+	case "false", "False", "FALSE":
+		return false, true
+	}
+	return false, false
+}
+
+func isCoreSpecialFloat(s string) bool {
+	switch strings.TrimLeft(s, "+-") {
+	case ".inf", ".Inf", ".INF":
+		return true
+	}
+	switch s {
+	case ".nan", ".NaN", ".NAN":
+		return true
+	}
+	return false
+}
+
+// coreInt matches [-+]?[0-9]+, 0o[0-7]+ and 0x[0-9a-fA-F]+ and returns the
+// JSON text of the integer.
+func coreInt(s string) (string, bool) {
+	if len(s) > 2 && s[0] == '0' && (s[1] == 'o' || s[1] == 'x') {
+		digits, base := s[2:], 8
+		if s[1] == 'x' {
+			base = 16
+		}
+		for i := 0; i < len(digits); i++ {
+			if !fmIsDigitIn(digits[i], base) {
+				return "", false
+			}
+		}
+		var n big.Int
+		if _, ok := n.SetString(digits, base); !ok {
+			return "", false
+		}
+		return n.String(), true
+	}
+	t := s
+	neg := false
+	if t != "" && (t[0] == '-' || t[0] == '+') {
+		neg = t[0] == '-'
+		t = t[1:]
+	}
+	if t == "" {
+		return "", false
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '9' {
+			return "", false
+		}
+	}
+	t = strings.TrimLeft(t, "0")
+	if t == "" {
+		t = "0"
+	}
+	if neg {
+		t = "-" + t
+	}
+	return t, true
+}
+
+func fmIsDigitIn(c byte, base int) bool {
+	switch {
+	case c >= '0' && c <= '7':
+		return true
+	case c == '8' || c == '9':
+		return base == 16
+	case c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+		return base == 16
+	}
+	return false
+}
+
+// coreFloat matches [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? and
+// returns the JSON text of the number: no leading "+", no leading zeros, a
+// digit on both sides of the point or no point at all.
+func coreFloat(s string) (string, bool) {
+	i := 0
+	var out strings.Builder
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		if s[i] == '-' {
+			out.WriteByte('-')
+		}
+		i++
+	}
+	start := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	intPart := s[start:i]
+	frac := ""
+	hasPoint := false
+	if i < len(s) && s[i] == '.' {
+		hasPoint = true
+		i++
+		fs := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		frac = s[fs:i]
+	}
+	if intPart == "" && (!hasPoint || frac == "") {
+		return "", false
+	}
+	exp := ""
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		es := i
+		if i < len(s) && (s[i] == '-' || s[i] == '+') {
+			i++
+		}
+		ds := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == ds {
+			return "", false
+		}
+		exp = s[es:i]
+	}
+	if i != len(s) {
+		return "", false
+	}
+	intPart = strings.TrimLeft(intPart, "0")
+	if intPart == "" {
+		intPart = "0"
+	}
+	out.WriteString(intPart)
+	if frac != "" {
+		out.WriteByte('.')
+		out.WriteString(frac)
+	}
+	if exp != "" {
+		out.WriteByte('e')
+		out.WriteString(strings.TrimPrefix(exp, "+"))
+	}
+	return out.String(), true
+}
+
+// fmWriteJSON appends the JSON text of v, members in the order written.
+func fmWriteJSON(buf *bytes.Buffer, v *fmValue) {
+	switch v.kind {
+	case jsonNull:
+		buf.WriteString("null")
+	case jsonBool:
+		buf.WriteString(strconv.FormatBool(v.b))
+	case jsonNumber:
+		buf.WriteString(v.str)
+	case jsonString:
+		fmWriteString(buf, v.str)
+	case jsonArray:
+		buf.WriteByte('[')
+		for i, e := range v.arr {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			fmWriteJSON(buf, e)
+		}
+		buf.WriteByte(']')
+	case jsonObject:
+		buf.WriteByte('{')
+		for i, m := range v.members {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			fmWriteString(buf, m.key)
+			buf.WriteByte(':')
+			fmWriteJSON(buf, m.val)
+		}
+		buf.WriteByte('}')
+	}
+}
+
+// fmWriteString writes s as a JSON string. Only the characters JSON
+// requires are escaped; canonicalization re-escapes it anyway.
+func fmWriteString(buf *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	buf.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			buf.WriteByte('\\')
+			buf.WriteByte(c)
+		case c < 0x20:
+			buf.WriteString(`\u00`)
+			buf.WriteByte(hex[c>>4])
+			buf.WriteByte(hex[c&0xf])
+		default:
+			buf.WriteByte(c)
+		}
+	}
+	buf.WriteByte('"')
+}
