@@ -1,0 +1,197 @@
+package interpreter
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Decide is a person's decision on a work item (spec §3.4).
+type Decide struct {
+	WorkItemID string
+	Snapshot   string
+	Decision   string
+	Actor      Actor
+	Note       *string
+	Submission
+}
+
+func blank(s *string) bool { return s == nil || strings.TrimSpace(*s) == "" }
+
+// argumentIssues are the combinations of arguments decide forbids, checked
+// before anything else (SPEC-DECISIONS §1).
+func (c Decide) argumentIssues() []string {
+	var issues []string
+	switch c.Decision {
+	case DecisionCompleted, DecisionApproved, DecisionRejected, DecisionReturned, DecisionFailed:
+	default:
+		return []string{"decision: not one of completed, approved, rejected, returned, failed"}
+	}
+	if c.Decision != DecisionCompleted {
+		if c.Next != nil {
+			issues = append(issues, "next: only with completed")
+		}
+		if c.Reason != nil {
+			issues = append(issues, "reason: only with completed")
+		}
+		if c.Output != nil {
+			issues = append(issues, "output: only with completed")
+		}
+		if c.Evidence != nil {
+			issues = append(issues, "evidence: only with completed")
+		}
+		if c.Summary != nil {
+			issues = append(issues, "summary: only with completed")
+		}
+	} else if c.Note != nil {
+		issues = append(issues, "note: not allowed with completed")
+	}
+	switch c.Decision {
+	case DecisionRejected, DecisionReturned, DecisionFailed:
+		if blank(c.Note) {
+			issues = append(issues, "note: required")
+		}
+	}
+	return issues
+}
+
+func (c Decide) apply(m *Machine, now time.Time) (any, error) {
+	if issues := c.argumentIssues(); len(issues) > 0 {
+		return nil, refuse(CodeInvalid, "These decide arguments do not go together: "+strings.Join(issues, "; ")+".", issues...)
+	}
+	it := m.item(c.WorkItemID)
+	if it != nil && !hasString(it.Kind.Decisions(), c.Decision) {
+		issue := fmt.Sprintf("decision: not one of %s", strings.Join(it.Kind.Decisions(), ", "))
+		return nil, refuse(CodeInvalid, fmt.Sprintf("Work item %s does not accept %q.", it.ID, c.Decision), issue)
+	}
+	if m.run.State.Over() {
+		return nil, errRunEnded()
+	}
+	m.tick(now)
+	if m.run.State.Over() {
+		return nil, errRunEnded()
+	}
+	if it != nil && !it.Open {
+		return nil, refuse(CodeConflict, fmt.Sprintf("Work item %s was already decided.", it.ID), IssueAlreadyDecided)
+	}
+	if it == nil {
+		return nil, refuse(CodeNotFound, fmt.Sprintf("Run %s has no work item %q.", m.run.ID, c.WorkItemID))
+	}
+	if c.Snapshot != m.Snapshot() {
+		return nil, refuse(CodeStale, "The run data changed since you read it. Call get_run for a fresh snapshot and decide again.")
+	}
+	if !c.Actor.Human() {
+		return nil, refuse(CodeForbidden, "Only a person decides work items.")
+	}
+	if !m.assigned(it, c.Actor) {
+		return nil, refuse(CodeForbidden, fmt.Sprintf("Work item %s is not assigned to you.", it.ID))
+	}
+	s, sr := m.stepRun(it.StepID)
+	by := c.Actor.ID
+	switch c.Decision {
+	case DecisionCompleted:
+		if err := m.accept(s, c.Submission, false, by, now); err != nil {
+			return nil, err
+		}
+	case DecisionApproved:
+		rec := &Record{Decision: DecisionApproved, Note: nonBlank(c.Note), By: by, At: stamp(now)}
+		m.complete(s, rec, now)
+		m.advance(s, m.single(s), now)
+	case DecisionRejected:
+		rec := &Record{Decision: DecisionRejected, Note: c.Note, By: by, At: stamp(now)}
+		m.complete(s, rec, now)
+		if s.OnReject == "" {
+			note := *c.Note
+			m.end(RunEnded, DecisionRejected, &Ended{By: by, At: stamp(now), Note: &note})
+			break
+		}
+		m.rework(s, s.OnReject, now)
+	case DecisionReturned:
+		it.Open = false
+		if sr.Handoff == nil {
+			sr.Handoff = &Handoff{}
+		}
+		sr.Handoff.Returned = &Returned{Note: *c.Note, By: by, At: stamp(now)}
+		if s.Kind == KindTask {
+			a, fail := m.assignee(s)
+			if fail != "" {
+				m.failStep(s, fail, "server", now)
+				break
+			}
+			m.openNewItem(s.ID, ItemTask, a, nil, now)
+			break
+		}
+		sr.State = StepReady
+	case DecisionFailed:
+		m.failStep(s, *c.Note, by, now)
+	}
+	m.refreshState()
+	m.touch(now)
+	return m.View(now), nil
+}
+
+func nonBlank(s *string) *string {
+	if blank(s) {
+		return nil
+	}
+	return s
+}
+
+func hasString(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// assigned reports whether the actor may decide the item: a member of its
+// group, the person it names, or, for escalations, any operator.
+func (m *Machine) assigned(it *Item, a Actor) bool {
+	if it.Kind == ItemEscalation && a.Kind == ActorOperator {
+		return true
+	}
+	if it.AssignedTo.Group != "" {
+		return a.inGroup(it.AssignedTo.Group)
+	}
+	return it.AssignedTo.Person != "" && strings.EqualFold(it.AssignedTo.Person, a.ID)
+}
+
+// rework returns the run to step target after approval rejected it (spec
+// §3.1, SPEC-DECISIONS §12–13, profile-parallel §3). Every step completed
+// since the target's attempt began moves its current fields into history
+// and becomes null; inside a parallel branch only that branch is touched.
+// The rejecting approval keeps its decision current with state null. The
+// target starts a fresh attempt.
+func (m *Machine) rework(approval *Step, target string, now time.Time) {
+	t, tr := m.stepRun(target)
+	cutoff := tr.AttemptSeq
+	ref, inBranch := m.branch[target]
+	for i, sr := range m.run.Steps {
+		s := m.proc.Steps[i]
+		if s.ID == approval.ID || s.ID == target {
+			continue
+		}
+		if inBranch && m.branch[s.ID] != ref {
+			continue
+		}
+		after := (sr.State == StepDone && sr.DoneSeq > cutoff) || (sr.State.Open() && sr.AttemptSeq > cutoff)
+		if !after {
+			continue
+		}
+		m.retire(s.ID)
+		if it := m.openItem(s.ID); it != nil {
+			it.Open = false
+		}
+		*sr = StepRun{ID: sr.ID}
+	}
+	_, ar := m.stepRun(approval.ID)
+	*ar = StepRun{ID: ar.ID, DoneSeq: ar.DoneSeq}
+	m.retire(t.ID)
+	if it := m.openItem(t.ID); it != nil {
+		it.Open = false
+	}
+	*tr = StepRun{ID: tr.ID}
+	m.activate(t.ID, now)
+}

@@ -1,0 +1,87 @@
+package interpreter
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Start begins a run of a pinned process version.
+type Start struct {
+	RunID   string
+	Process *Process
+	Version int
+	// Roles binds each role name of the process to a group. A role without
+	// a binding is assigned to the group of the same name.
+	Roles map[string]string
+	// Operators is the group that receives escalations. Default "operators".
+	Operators string
+	Inputs    map[string]any
+	// Mode is "live" (default) or "test".
+	Mode    string
+	Starter Actor
+	Limits  Limits
+}
+
+// StartRun checks a start and returns the run's machine with every
+// automatic transition of the first step already applied. Inputs that break
+// the process's declarations are refused as invalid with every issue.
+func StartRun(c Start, now time.Time) (*Machine, error) {
+	if c.Process == nil || c.RunID == "" {
+		return nil, fmt.Errorf("start run: process and run id are required")
+	}
+	mode := c.Mode
+	if mode == "" {
+		mode = ModeLive
+	}
+	if mode != ModeLive && mode != ModeTest {
+		return nil, refuse(CodeInvalid, "mode must be live or test.", "mode: not one of live, test")
+	}
+	if c.Starter.Kind != ActorAgent && c.Starter.Kind != ActorPerson {
+		return nil, refuse(CodeForbidden, "Only an agent or a person can start a run.")
+	}
+	inputs := c.Inputs
+	if inputs == nil {
+		inputs = map[string]any{}
+	}
+	issues := CheckValues("inputs", c.Process.Inputs, inputs)
+	if c.Starter.Kind == ActorAgent && c.Process.UsesInitiator() {
+		issues = append(issues, "initiator: a run started by an agent has no initiator, and this process assigns steps to initiator")
+	}
+	limits := c.Limits
+	if limits.RunDataBytes <= 0 {
+		limits.RunDataBytes = DefaultRunDataBytes
+	}
+	r := &Run{
+		ID:        c.RunID,
+		Process:   c.Process.Name,
+		Version:   c.Version,
+		Hash:      c.Process.Hash,
+		Roles:     c.Roles,
+		Operators: c.Operators,
+		Mode:      mode,
+		Limits:    limits,
+		StartedBy: c.Starter,
+		StartedAt: now,
+		UpdatedAt: now,
+		State:     RunActive,
+		Data:      Data{Inputs: inputs, Steps: map[string]*StepData{}},
+	}
+	if r.Operators == "" {
+		r.Operators = "operators"
+	}
+	for _, s := range c.Process.Steps {
+		r.Steps = append(r.Steps, &StepRun{ID: s.ID})
+	}
+	m := newMachine(c.Process, r)
+	if size := m.dataSize(); size > limits.RunDataBytes {
+		issues = append(issues, fmt.Sprintf("run data: over %d bytes", limits.RunDataBytes))
+	}
+	if len(issues) > 0 {
+		return nil, refuse(CodeInvalid, "The inputs do not match the process: "+strings.Join(issues, "; ")+".", issues...)
+	}
+	m.activate(c.Process.Steps[0].ID, now)
+	m.tick(now)
+	m.refreshState()
+	return m, nil
+}

@@ -1,0 +1,248 @@
+package interpreter
+
+import "time"
+
+// View is the run view of tools.md: what start_run, get_run and every write
+// but claim, renew and send_event return. It refers to the machine's state;
+// serialize it before the next command.
+type View struct {
+	Run       RunInfo    `json:"run"`
+	Data      *Data      `json:"data"`
+	Steps     []StepView `json:"steps"`
+	WorkItems []WorkItem `json:"workItems"`
+	Body      string     `json:"body"`
+}
+
+// RunInfo is the view's run header.
+type RunInfo struct {
+	ID        string  `json:"id"`
+	Process   string  `json:"process"`
+	Version   int     `json:"version"`
+	Mode      string  `json:"mode"`
+	State     string  `json:"state"`
+	Outcome   *string `json:"outcome"`
+	Ended     *Ended  `json:"ended"`
+	StartedBy string  `json:"startedBy"`
+	StartedAt string  `json:"startedAt"`
+	UpdatedAt string  `json:"updatedAt"`
+}
+
+// StepView is one entry of the view's steps table.
+type StepView struct {
+	ID      string  `json:"id"`
+	Kind    Kind    `json:"kind"`
+	State   *string `json:"state"`
+	Due     string  `json:"due,omitempty"`
+	Overdue *bool   `json:"overdue,omitempty"`
+}
+
+// WorkItem is an open work item as get_run and get_work show it.
+type WorkItem struct {
+	ID         string      `json:"id"`
+	StepID     string      `json:"stepId"`
+	Kind       string      `json:"kind"`
+	Text       string      `json:"text"`
+	Output     Fields      `json:"output"`
+	Evidence   []string    `json:"evidence"`
+	Next       []Route     `json:"next"`
+	AssignedTo Assignee    `json:"assignedTo"`
+	Snapshot   string      `json:"snapshot"`
+	Due        *string     `json:"due"`
+	Escalation *Escalation `json:"escalation"`
+	Handoff    *Handoff    `json:"handoff"`
+	Mode       string      `json:"mode,omitempty"`
+	Decide     DecideCall  `json:"decide"`
+	ReadySince time.Time   `json:"-"`
+	RunID      string      `json:"-"`
+	Overdue    bool        `json:"-"`
+}
+
+// DecideCall is the exact decide call a work item offers.
+type DecideCall struct {
+	Tool      string         `json:"tool"`
+	Arguments DecideCallArgs `json:"arguments"`
+	Decisions []string       `json:"decisions"`
+}
+
+// DecideCallArgs are the arguments of a DecideCall; the person fills in
+// requestId and adds the decision.
+type DecideCallArgs struct {
+	RunID      string `json:"runId"`
+	WorkItemID string `json:"workItemId"`
+	Snapshot   string `json:"snapshot"`
+	RequestID  string `json:"requestId"`
+}
+
+// RequestIDPlaceholder stands where the caller puts a fresh request id.
+const RequestIDPlaceholder = "<new UUID>"
+
+// AgentWork is one get_work item for an agent: a ready agent step.
+type AgentWork struct {
+	RunID      string    `json:"runId"`
+	StepID     string    `json:"stepId"`
+	Process    string    `json:"process"`
+	Version    int       `json:"version"`
+	Mode       string    `json:"mode"`
+	ReadySince string    `json:"readySince"`
+	Due        *string   `json:"due"`
+	Overdue    bool      `json:"overdue"`
+	Handoff    *Handoff  `json:"handoff"`
+	Claim      ClaimCall `json:"claim"`
+}
+
+// ClaimCall is the exact claim call a get_work item offers.
+type ClaimCall struct {
+	Tool      string        `json:"tool"`
+	Arguments ClaimCallArgs `json:"arguments"`
+}
+
+// ClaimCallArgs are the arguments of a ClaimCall.
+type ClaimCallArgs struct {
+	RunID     string `json:"runId"`
+	StepID    string `json:"stepId"`
+	RequestID string `json:"requestId"`
+}
+
+// PersonWork is one get_work item for a person.
+type PersonWork struct {
+	RunID    string   `json:"runId"`
+	Process  string   `json:"process"`
+	Version  int      `json:"version"`
+	Mode     string   `json:"mode"`
+	WorkItem WorkItem `json:"workItem"`
+}
+
+// View returns the run view at now.
+func (m *Machine) View(now time.Time) *View {
+	r := m.run
+	v := &View{
+		Run: RunInfo{
+			ID: r.ID, Process: r.Process, Version: r.Version, Mode: r.Mode,
+			State: string(r.State), Ended: r.Ended, StartedBy: r.StartedBy.ID,
+			StartedAt: stamp(r.StartedAt), UpdatedAt: stamp(r.UpdatedAt),
+		},
+		Data:      &r.Data,
+		Steps:     make([]StepView, len(r.Steps)),
+		WorkItems: m.WorkItems(now),
+		Body:      m.proc.Body,
+	}
+	if r.Outcome != "" {
+		o := r.Outcome
+		v.Run.Outcome = &o
+	}
+	for i, sr := range r.Steps {
+		sv := StepView{ID: sr.ID, Kind: m.proc.Steps[i].Kind}
+		if st := m.effectiveState(sr, now); st != StepNull {
+			s := string(st)
+			sv.State = &s
+		}
+		if sr.State.Open() && sr.Due != nil {
+			sv.Due = stamp(*sr.Due)
+			od := sr.Overdue || !now.Before(*sr.Due)
+			sv.Overdue = &od
+		}
+		v.Steps[i] = sv
+	}
+	return v
+}
+
+// effectiveState is a step's state at now: a claim whose lease has run out
+// shows ready even before Tick has run.
+func (m *Machine) effectiveState(sr *StepRun, now time.Time) StepState {
+	if sr.State == StepClaimed && sr.Lease != nil && !now.Before(sr.Lease.ExpiresAt) {
+		return StepReady
+	}
+	return sr.State
+}
+
+// WorkItems returns the open work items, oldest first.
+func (m *Machine) WorkItems(now time.Time) []WorkItem {
+	items := []WorkItem{}
+	snap := ""
+	for _, it := range m.run.Items {
+		if !it.Open {
+			continue
+		}
+		if snap == "" {
+			snap = m.Snapshot()
+		}
+		items = append(items, m.workItem(it, snap, now))
+	}
+	return items
+}
+
+func (m *Machine) workItem(it *Item, snap string, now time.Time) WorkItem {
+	s, sr := m.stepRun(it.StepID)
+	w := WorkItem{
+		ID: it.ID, StepID: it.StepID, Kind: string(s.Kind), Text: s.Text,
+		AssignedTo: it.AssignedTo, Snapshot: snap, Escalation: it.Escalation,
+		Handoff: handoffView(sr.Handoff), ReadySince: it.Since, RunID: m.run.ID,
+		Decide: DecideCall{
+			Tool:      "decide",
+			Arguments: DecideCallArgs{RunID: m.run.ID, WorkItemID: it.ID, Snapshot: snap, RequestID: RequestIDPlaceholder},
+			Decisions: it.Kind.Decisions(),
+		},
+	}
+	if s.Kind != KindApprove {
+		cs := claimStep(s, m.proc)
+		w.Output, w.Evidence, w.Next = cs.Output, cs.Evidence, cs.Next
+	}
+	if sr.Due != nil {
+		d := stamp(*sr.Due)
+		w.Due = &d
+		w.Overdue = sr.Overdue || !now.Before(*sr.Due)
+	}
+	if m.run.Mode == ModeTest {
+		w.Mode = ModeTest
+	}
+	return w
+}
+
+// AgentWork lists the ready agent steps an agent may claim, in step order.
+func (m *Machine) AgentWork(now time.Time) []AgentWork {
+	items := []AgentWork{}
+	if m.run.State.Over() {
+		return items
+	}
+	for i, sr := range m.run.Steps {
+		s := m.proc.Steps[i]
+		if s.Kind != KindAgent || m.effectiveState(sr, now) != StepReady {
+			continue
+		}
+		h := sr.Handoff
+		if sr.State == StepClaimed && sr.Progress != "" {
+			// The lease ran out before Tick: the progress is handed over.
+			h = &Handoff{Progress: sr.Progress}
+			if sr.Handoff != nil {
+				c := *sr.Handoff
+				c.Progress = sr.Progress
+				h = &c
+			}
+		}
+		w := AgentWork{
+			RunID: m.run.ID, StepID: s.ID, Process: m.run.Process, Version: m.run.Version,
+			Mode: m.run.Mode, ReadySince: stamp(sr.ReadySince), Handoff: handoffView(h),
+			Claim: ClaimCall{Tool: "claim", Arguments: ClaimCallArgs{RunID: m.run.ID, StepID: s.ID, RequestID: RequestIDPlaceholder}},
+		}
+		if sr.Due != nil {
+			d := stamp(*sr.Due)
+			w.Due = &d
+			w.Overdue = sr.Overdue || !now.Before(*sr.Due)
+		}
+		items = append(items, w)
+	}
+	return items
+}
+
+// PersonWork lists the open work items assigned to the actor, oldest first.
+func (m *Machine) PersonWork(now time.Time, a Actor) []PersonWork {
+	items := []PersonWork{}
+	for _, w := range m.WorkItems(now) {
+		it := m.item(w.ID)
+		if !m.assigned(it, a) {
+			continue
+		}
+		items = append(items, PersonWork{RunID: m.run.ID, Process: m.run.Process, Version: m.run.Version, Mode: m.run.Mode, WorkItem: w})
+	}
+	return items
+}
