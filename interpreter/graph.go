@@ -78,11 +78,19 @@ func (g *graph) resolve(id string, joinOK bool) (int, bool) {
 // allows.
 func (g *graph) edges(i int, s *Step) {
 	sv := g.v.src[i]
-	if sv.kind != jsonObject || s.Kind == "" {
+	path := stepPath(i)
+	if sv.kind != jsonObject {
+		// Already refused; assume it continues at the following step so
+		// that one mistake gives one message.
+		if i+1 < len(g.steps) {
+			g.out[i] = append(g.out[i], edge{from: i, to: i + 1, kind: edgeDefault, at: sv, path: path})
+		}
 		return
 	}
-	path := stepPath(i)
 	allowed := kindKeys[s.Kind]
+	if s.Kind == "" {
+		allowed = []string{"next"} // no kind: refused already, follow its next
+	}
 	add := func(at *fmValue, p, id string, kind edgeKind, joinOK bool) {
 		if at == nil || at.kind != jsonString {
 			return

@@ -81,6 +81,14 @@ func (b *processBuilder) duration(v *fmValue, text, path string) *Duration {
 	return &d
 }
 
+// aKind names a kind with its article: "an agent", "a task".
+func aKind(k Kind) string {
+	if k == KindAgent || k == KindApprove {
+		return "an " + string(k)
+	}
+	return "a " + string(k)
+}
+
 // kindKeys lists the optional keys each kind allows (spec §2.2, the
 // profiles).
 var kindKeys = map[Kind][]string{
@@ -189,15 +197,23 @@ func (v *validator) step(i int, s *Step) {
 	}
 	path := stepPath(i)
 	allowed := kindKeys[s.Kind]
+	// A step with two kind keys is refused already; a key that either kind
+	// allows is not refused again.
+	var either []string
 	for _, m := range sv.members {
-		if m.key == "id" || isKindKey(m.key) || !contains(stepKeys, m.key) || contains(allowed, m.key) {
+		if isKindKey(m.key) {
+			either = append(either, kindKeys[Kind(m.key)]...)
+		}
+	}
+	for _, m := range sv.members {
+		if m.key == "id" || isKindKey(m.key) || !contains(stepKeys, m.key) || contains(either, m.key) {
 			continue
 		}
 		switch {
 		case m.key == "next" && s.Kind == KindFinish:
 			v.is.add(m.keyLine, m.keyCol, "%s.next: a finish has no next", path)
 		default:
-			v.is.add(m.keyLine, m.keyCol, "%s.%s: not allowed on a %s step (only on %s)", path, m.key, s.Kind, keyHome[m.key])
+			v.is.add(m.keyLine, m.keyCol, "%s.%s: not allowed on %s step (only on %s)", path, m.key, aKind(s.Kind), keyHome[m.key])
 		}
 	}
 	kindVal := sv.get(string(s.Kind))
@@ -205,7 +221,7 @@ func (v *validator) step(i int, s *Step) {
 	switch s.Kind {
 	case KindTask, KindApprove:
 		if sv.get("person") == nil {
-			v.is.at(sv, "%s.person: required on a %s step", path, s.Kind)
+			v.is.at(sv, "%s.person: required on %s step", path, aKind(s.Kind))
 		}
 	case KindWaitUntil:
 		if kindVal.kind == jsonString && s.Text != "" {
@@ -313,7 +329,7 @@ func (v *validator) next(i int, s *Step, nv *fmValue, path string) {
 		return
 	}
 	if s.Kind != KindAgent && s.Kind != KindTask {
-		v.is.at(nv, "%s: a list of routes is allowed only on agent and task steps; a %s step names one next", path, s.Kind)
+		v.is.at(nv, "%s: a list of routes is allowed only on agent and task steps; %s step names one next", path, aKind(s.Kind))
 	}
 	if len(nv.arr) < 2 {
 		v.is.at(nv, "%s: a list needs two or more routes; name a single next as a step id", path)
