@@ -33,7 +33,11 @@ type RunFilter struct {
 
 // Listing queries are built from these parts; each listing's WHERE clause
 // names only the filters it was given, so the planner picks the matching
-// index for each combination.
+// index for each combination. They run as unnamed statements
+// (QueryExecModeCacheDescribe), planned for each call's values: a cached
+// generic plan cannot tell a rare input value from a common one and, for
+// the inputs filter, walked all runs in started_at order instead of using
+// the GIN index (18 ms instead of under 1 ms at 10,000 runs).
 const (
 	sqlListAgentWork = `
 SELECT ` + workColumns + `
@@ -113,7 +117,7 @@ func (s *Store) listWork(ctx context.Context, base string, args pgx.NamedArgs, f
 	sql.WriteString(sqlWorkOrder)
 	args["limit"] = limit + 1 // one more tells whether there is a next page
 
-	rows, _ := s.pool.Query(ctx, sql.String(), args)
+	rows, _ := s.pool.Query(ctx, sql.String(), pgx.QueryExecModeCacheDescribe, args)
 	items, err := pgx.CollectRows(rows, scanWork)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list work: %w", err)
@@ -165,7 +169,7 @@ func (s *Store) ListRuns(ctx context.Context, org string, f RunFilter, limit int
 	sql.WriteString(sqlRunsOrder)
 	args["limit"] = limit + 1
 
-	rows, _ := s.pool.Query(ctx, sql.String(), args)
+	rows, _ := s.pool.Query(ctx, sql.String(), pgx.QueryExecModeCacheDescribe, args)
 	items, err = pgx.CollectRows(rows, scanRun)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list runs: %w", err)
