@@ -645,3 +645,83 @@ func TestViewSnapshotIgnoresNonDataChanges(t *testing.T) {
 		t.Fatal("a submission did not change the snapshot")
 	}
 }
+
+func TestDecideInvalidCombinations(t *testing.T) {
+	_, m := supplier(t)
+	claim(t, m, "check_vendor", agentA, "l1", t0)
+	must(t, m, goodSubmit("l1"), t0)
+	w := openItemFor(t, m, t0, "approve")
+	fin := Actor{ID: "ann@example.com", Kind: ActorPerson, Groups: []string{"finance-approver"}}
+	out := map[string]any{"x": 1}
+	cases := []struct {
+		name   string
+		d      Decide
+		issues []string
+	}{
+		{"unknown decision", Decide{Decision: "maybe"}, []string{"decision: not one of completed, approved, rejected, returned, failed"}},
+		{"output on approved", Decide{Decision: DecisionApproved, Submission: Submission{Output: out}}, []string{"output: only with completed"}},
+		{"evidence on rejected", Decide{Decision: DecisionRejected, Note: ptr("n"), Submission: Submission{Evidence: []Evidence{}}}, []string{"evidence: only with completed"}},
+		{"summary on failed", Decide{Decision: DecisionFailed, Note: ptr("n"), Submission: Submission{Summary: ptr("s")}}, []string{"summary: only with completed"}},
+		{"reason on approved", Decide{Decision: DecisionApproved, Submission: Submission{Reason: ptr("r")}}, []string{"reason: only with completed"}},
+		{"blank note on failed", Decide{Decision: DecisionFailed, Note: ptr("  ")}, []string{"note: required"}},
+		{"completed on an approval", Decide{Decision: DecisionCompleted}, []string{"decision: not one of approved, rejected, failed"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := tc.d
+			d.WorkItemID, d.Snapshot, d.Actor = w.ID, w.Snapshot, fin
+			refused(t, m, d, t0, CodeInvalid, tc.issues...)
+			// invalid comes before forbidden and stale, too
+			d.Actor, d.Snapshot = agentA, "old"
+			refused(t, m, d, t0, CodeInvalid, tc.issues...)
+		})
+	}
+	// approved may carry a note, and it is recorded (SPEC-DECISIONS §25)
+	must(t, m, Decide{WorkItemID: w.ID, Snapshot: w.Snapshot, Decision: DecisionApproved, Note: ptr("Fine."), Actor: fin}, t0)
+	if n := m.Run().Data.Steps["approve"].Note; n == nil || *n != "Fine." {
+		t.Fatalf("note on approved = %v", n)
+	}
+}
+
+func TestPersonPathIntoStepOutput(t *testing.T) {
+	p := loadSource(t, `---
+name: route
+description: d
+steps:
+  - id: pick
+    agent: Pick a reviewer.
+    output: { reviewer: person }
+  - id: review
+    person: steps.pick.output.reviewer
+    approve: Review it.
+    due: 4h
+    next: done
+  - id: done
+    finish: ok
+---
+`)
+	m := start(t, p, nil, starter, ModeLive)
+	claim(t, m, "pick", agentA, "l1", t0)
+	sub := sampleSubmission(p.Step("pick"))
+	sub.Output = map[string]any{"reviewer": "rita@example.com"}
+	must(t, m, Submit{StepID: "pick", LeaseID: "l1", Actor: agentA, Submission: sub}, t0)
+	w := openItemFor(t, m, t0, "review")
+	if w.AssignedTo.Person != "rita@example.com" {
+		t.Fatalf("assigned to %+v", w.AssignedTo)
+	}
+	if got := m.PersonWork(t0, Actor{ID: "Rita@Example.com", Kind: ActorPerson}); len(got) != 1 {
+		t.Fatalf("rita's inbox has %d items", len(got))
+	}
+	if got := m.PersonWork(t0, outsider); len(got) != 0 {
+		t.Fatalf("an outsider sees %d items", len(got))
+	}
+	refused(t, m, Decide{WorkItemID: w.ID, Snapshot: w.Snapshot, Decision: DecisionApproved, Actor: outsider}, t0, CodeForbidden)
+	m.Tick(t0.Add(4 * time.Hour))
+	e := m.TakeEffects()
+	if len(e) != 1 || e[0].WorkItemID != w.ID || e[0].AssignedTo.Person != "rita@example.com" || e[0].Operators != "operators" {
+		t.Fatalf("overdue effects %+v", e)
+	}
+	if w := openItemFor(t, m, t0.Add(4*time.Hour), "review"); w.Due == nil || !w.Overdue {
+		t.Fatalf("work item due %v overdue %v", w.Due, w.Overdue)
+	}
+}
