@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"reflect"
 	"strings"
 	"testing"
@@ -484,4 +485,61 @@ func ExampleCheckValues() {
 	// output.summary: missing
 	// output.tier: not one of gold, silver
 	// output.extra: not declared
+}
+
+// FuzzNumbersEqual checks the canonical-form comparison against big.Rat on
+// numbers small enough for big.Rat to hold cheaply.
+func FuzzNumbersEqual(f *testing.F) {
+	for _, seed := range [][2]string{{"1", "1.0"}, {"1.5e3", "1500"}, {"-0", "0"}, {"0.1", "0.10000000000000001"}, {"25e-1", "2.5"}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		small := func(s string) bool {
+			_, exp, _ := strings.Cut(strings.ToLower(s), "e")
+			return jsonNumberTextRE.MatchString(s) && len(s) <= 40 && len(strings.TrimLeft(exp, "+-")) <= 3
+		}
+		if !small(a) || !small(b) {
+			return
+		}
+		ra, okA := new(big.Rat).SetString(a)
+		rb, okB := new(big.Rat).SetString(b)
+		if !okA || !okB {
+			t.Fatalf("big.Rat refused a JSON number: %q %q", a, b)
+		}
+		if got, want := NumbersEqual(num(a), num(b)), ra.Cmp(rb) == 0; got != want {
+			t.Errorf("NumbersEqual(%s, %s) = %v, big.Rat says %v", a, b, got, want)
+		}
+	})
+}
+
+// FuzzCheckValue feeds arbitrary JSON to every type: no panic, and every issue
+// is about the path checked or an item under it.
+func FuzzCheckValue(f *testing.F) {
+	for _, seed := range []string{`"2024-02-29"`, `"2026-10-06T09:00:00.5+02:00"`, `"a@b.co"`, `[1, "x", null]`, `{"a": 1}`, `1e999`, `-0.0`} {
+		f.Add(seed)
+	}
+	types := []Type{TypeString, TypeNumber, TypeBoolean, TypeDate, TypeDatetime, TypeList, TypeObject, TypePerson}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := DecodeJSON([]byte(s))
+		if err != nil {
+			return
+		}
+		for _, typ := range types {
+			fields := []*Field{
+				{Type: typ},
+				{Type: TypeList, Items: &Field{Type: typ}},
+				{Type: typ, OneOf: []any{"a", num("1"), true}},
+			}
+			for _, fl := range fields {
+				for _, issue := range CheckValue("v", fl, v) {
+					if !strings.HasPrefix(issue, "v: ") && !strings.HasPrefix(issue, "v[") {
+						t.Errorf("CheckValue(%s) issue %q is not about v", s, issue)
+					}
+				}
+			}
+		}
+		if n := RunDataSize(v); n <= 0 || n == math.MaxInt {
+			t.Errorf("RunDataSize(%s) = %d for decoded JSON", s, n)
+		}
+	})
 }
