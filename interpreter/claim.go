@@ -163,7 +163,7 @@ type FileCheck struct {
 
 // Submission is the work offered to complete an agent or task step.
 type Submission struct {
-	Output   map[string]any
+	Output   Values
 	Evidence []Evidence
 	// Summary is required (non-blank) from agents, optional from people.
 	Summary *string

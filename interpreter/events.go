@@ -43,7 +43,7 @@ var eventName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
 // waiting wait_for step with that name, or is held until one is ready.
 type SendEvent struct {
 	Name  string
-	Data  map[string]any
+	Data  Values
 	Actor Actor
 }
 

@@ -16,7 +16,7 @@ type Start struct {
 	Roles map[string]string
 	// Operators is the group that receives escalations. Default "operators".
 	Operators string
-	Inputs    map[string]any
+	Inputs    Values
 	// Mode is "live" (default) or "test".
 	Mode    string
 	Starter Actor
