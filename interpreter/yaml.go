@@ -163,6 +163,22 @@ func fmIsFence(l []byte) bool {
 	return string(l) == "---"
 }
 
+// yamlParserErrors are the problems yaml.v3's parser (not its scanner)
+// reports.
+var yamlParserErrors = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"found duplicate %TAG directive":         true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
+
 // yamlLineRE finds the line number in a yaml.v3 syntax error.
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
@@ -177,10 +193,16 @@ func parseFrontmatter(doc fmDocument, is *issueList) *fmValue {
 		msg := err.Error()
 		line := 0
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			msg = m[2]
 			if n, err := strconv.Atoi(m[1]); err == nil {
 				line = n + doc.frontLine - 1
+				if yamlParserErrors[msg] {
+					// yaml.v3 numbers a parser error's line from 0 (the
+					// line where the construct began) and a scanner
+					// error's from 1.
+					line++
+				}
 			}
-			msg = m[2]
 		} else {
 			msg = strings.TrimPrefix(msg, "yaml: ")
 		}

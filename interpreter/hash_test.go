@@ -1,0 +1,122 @@
+package interpreter
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestHashFixtures pins every fixture's hash, checks the body is every byte
+// after the closing line, that parsing again gives the same hash, and that
+// a one-byte change to the body changes it.
+func TestHashFixtures(t *testing.T) {
+	t.Parallel()
+	for _, f := range fixtures(t) {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			p, err := Parse(f.src, &ParseOptions{Offer: withCheck()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Hash != fixtureHashes[f.name] {
+				t.Errorf("hash %s, want %s", p.Hash, fixtureHashes[f.name])
+			}
+			end := bytes.Index(f.src[4:], []byte("\n---\n")) + 4 + len("\n---\n")
+			if p.Body != string(f.src[end:]) {
+				t.Errorf("body %q, want %q", p.Body, f.src[end:])
+			}
+			if want := ContentHash(p.Frontmatter, []byte(p.Body)); p.Hash != want {
+				t.Errorf("hash %s is not ContentHash of its parts (%s)", p.Hash, want)
+			}
+			again, err := Parse(append([]byte(nil), f.src...), &ParseOptions{Offer: withCheck()})
+			if err != nil || again.Hash != p.Hash || !bytes.Equal(again.Frontmatter, p.Frontmatter) {
+				t.Errorf("second parse: %v, hash %s", err, again.Hash)
+			}
+			changed := append([]byte(nil), f.src...)
+			changed[len(changed)-2] ^= 0x01 // a byte of the body
+			other, err := Parse(changed, &ParseOptions{Offer: withCheck()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if other.Hash == p.Hash {
+				t.Error("a one-byte body change kept the hash")
+			}
+			if !bytes.Equal(other.Frontmatter, p.Frontmatter) {
+				t.Error("a body change changed the frontmatter")
+			}
+		})
+	}
+}
+
+// TestHashCanonical: the hash covers the parsed frontmatter, so what YAML
+// writes differently but means the same hashes the same, and anything that
+// changes the parsed value or the body changes it.
+func TestHashCanonical(t *testing.T) {
+	t.Parallel()
+	const body = "# Demo\n"
+	base := "name: demo\ndescription: A demo.\ninputs:\n  n: { type: number, one_of: [17, 2.5] }\nsteps:\n  - id: a\n    agent: Do it.\n  - id: b\n    finish: ok\n"
+	hash := func(front, body string) (string, string) {
+		t.Helper()
+		p, err := Parse([]byte("---\n"+front+"---\n"+body), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", front, err)
+		}
+		return p.Hash, string(p.Frontmatter)
+	}
+	baseHash, canonical := hash(base, body)
+	const wantCanonical = `{"description":"A demo.","inputs":{"n":{"one_of":[17,2.5],"type":"number"}},"name":"demo","steps":[{"agent":"Do it.","id":"a"},{"finish":"ok","id":"b"}]}`
+	if canonical != wantCanonical {
+		t.Errorf("canonical JSON\n got %s\nwant %s", canonical, wantCanonical)
+	}
+	if want := ContentHash([]byte(wantCanonical), []byte(body)); baseHash != want {
+		t.Errorf("hash %s, want %s", baseHash, want)
+	}
+
+	same := []struct{ name, front string }{
+		{"key order", "description: A demo.\nname: demo\ninputs:\n  n: { one_of: [17, 2.5], type: number }\nsteps:\n  - agent: Do it.\n    id: a\n  - id: b\n    finish: ok\n"},
+		{"block and flow styles", "name: demo\ndescription: A demo.\ninputs: {n: {type: number, one_of: [17, 2.5]}}\nsteps: [{id: a, agent: Do it.}, {id: b, finish: ok}]\n"},
+		{"quoting", "name: 'demo'\ndescription: \"A demo.\"\ninputs:\n  n: { type: number, one_of: [17, 2.5] }\nsteps:\n  - id: a\n    agent: Do it.\n  - id: \"b\"\n    finish: ok\n"},
+		{"number spellings", "name: demo\ndescription: A demo.\ninputs:\n  n: { type: number, one_of: [017, 2.50] }\nsteps:\n  - id: a\n    agent: Do it.\n  - id: b\n    finish: ok\n"},
+		{"comments", "# A comment\nname: demo # here\ndescription: A demo.\ninputs:\n  n: { type: number, one_of: [0x11, 25e-1] }\nsteps:\n  - id: a\n    agent: Do it.\n  - id: b\n    finish: ok\n"},
+	}
+	for _, tc := range same {
+		if h, c := hash(tc.front, body); h != baseHash {
+			t.Errorf("%s: hash changed; canonical %s", tc.name, c)
+		}
+	}
+	differ := []struct{ name, front, body string }{
+		{"a value", strings.Replace(base, "Do it.", "Do it!", 1), body},
+		{"a number", strings.Replace(base, "17", "18", 1), body},
+				{"step order", "name: demo\ndescription: A demo.\ninputs:\n  n: { type: number, one_of: [17, 2.5] }\nsteps:\n  - id: b\n    agent: Do it.\n    next: a\n  - id: a\n    finish: ok\n", body},
+		{"a leading blank line in the body", base, "\n" + body},
+		{"a trailing newline", base, strings.TrimSuffix(body, "\n")},
+		{"CRLF in the body", base, "# Demo\r\n"},
+	}
+	for _, tc := range differ {
+		p, err := Parse([]byte("---\n"+tc.front+"---\n"+tc.body), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if p.Hash == baseHash {
+			t.Errorf("%s: hash unchanged", tc.name)
+		}
+	}
+}
+
+// TestHashNumbersAsDoubles: RFC 8785 serializes numbers as IEEE doubles, so
+// the hash sees 2^53+1 as 2^53; the model keeps the number as written.
+func TestHashNumbersAsDoubles(t *testing.T) {
+	t.Parallel()
+	src := "---\nname: demo\ndescription: D.\ninputs:\n  n: { type: number, one_of: [9007199254740993, 1.0] }\nsteps:\n  - id: a\n    finish: ok\n---\n"
+	p, err := Parse([]byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(p.Frontmatter), `"one_of":[9007199254740992,1]`) {
+		t.Errorf("canonical %s", p.Frontmatter)
+	}
+	if got := p.Inputs.Lookup("n").OneOf; len(got) != 2 || got[0] != any(json.Number("9007199254740993")) {
+		t.Errorf("one_of %#v", got)
+	}
+}
