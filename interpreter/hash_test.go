@@ -88,7 +88,7 @@ func TestHashCanonical(t *testing.T) {
 	differ := []struct{ name, front, body string }{
 		{"a value", strings.Replace(base, "Do it.", "Do it!", 1), body},
 		{"a number", strings.Replace(base, "17", "18", 1), body},
-				{"step order", "name: demo\ndescription: A demo.\ninputs:\n  n: { type: number, one_of: [17, 2.5] }\nsteps:\n  - id: b\n    agent: Do it.\n    next: a\n  - id: a\n    finish: ok\n", body},
+		{"step order", "name: demo\ndescription: A demo.\ninputs:\n  n: { type: number, one_of: [17, 2.5] }\nsteps:\n  - id: b\n    agent: Do it.\n    next: a\n  - id: a\n    finish: ok\n", body},
 		{"a leading blank line in the body", base, "\n" + body},
 		{"a trailing newline", base, strings.TrimSuffix(body, "\n")},
 		{"CRLF in the body", base, "# Demo\r\n"},
