@@ -401,3 +401,39 @@ func TestBadCursor(t *testing.T) {
 		t.Error("limit 0 accepted")
 	}
 }
+
+// Writers racing for one run, in any order, leave the highest seq's row and
+// exactly its work: the run row's lock orders them, and the work statement
+// sees what earlier writers committed.
+func TestUpsertRunConcurrentWriters(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const writers = 20
+	errs := make(chan error, writers)
+	for i := range writers {
+		go func() {
+			r := run("r_1", int64(i+1), t0, `{}`)
+			r.State = fmt.Sprintf("s%d", i+1)
+			// Each write has a step of its own, so a leftover row shows.
+			_, err := b.store.UpsertRun(b.ctx, nil, r, []store.WorkRow{agentStep(fmt.Sprintf("step_%d", i+1), t0)})
+			errs <- err
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := b.store.GetRun(b.ctx, org, "r_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("s%d", writers)
+	if got.Seq != writers || got.State != want {
+		t.Fatalf("run = seq %d state %s, want seq %d state %s", got.Seq, got.State, writers, want)
+	}
+	work, _ := b.store.RunWork(b.ctx, org, "r_1")
+	if ids := stepIDs(work); !slices.Equal(ids, []string{fmt.Sprintf("r_1/step_%d", writers)}) {
+		t.Fatalf("work = %v, want only the last writer's step", ids)
+	}
+}
