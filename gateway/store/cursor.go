@@ -16,15 +16,17 @@ var ErrBadCursor = errors.New("store: bad cursor")
 // cursor is the keyset of the last row of a page: the next page starts
 // after it. Encoded as base64url JSON, which callers treat as opaque.
 type cursor struct {
-	Kind string `json:"k"`           // which listing issued it: cursorWork or cursorRuns
-	Time int64  `json:"t"`           // ready_since or started_at, Unix microseconds
-	Run  string `json:"r"`           // run_id
+	Kind string `json:"k"`           // which listing issued it: cursorWork, cursorRuns or cursorProcesses
+	Time int64  `json:"t,omitempty"` // ready_since or started_at, Unix microseconds
+	Run  string `json:"r,omitempty"` // run_id
 	Step string `json:"s,omitempty"` // step_id, for work
+	Name string `json:"n,omitempty"` // process name, for processes
 }
 
 const (
-	cursorWork = "w"
-	cursorRuns = "r"
+	cursorWork      = "w"
+	cursorRuns      = "r"
+	cursorProcesses = "p"
 )
 
 func (c cursor) encode() string {
@@ -49,7 +51,16 @@ func decodeCursor(s, kind string) (c cursor, ok bool, err error) {
 	if err := dec.Decode(&c); err != nil || dec.More() {
 		return cursor{}, false, fmt.Errorf("%w: undecodable", ErrBadCursor)
 	}
-	if c.Kind != kind || c.Run == "" || (kind == cursorWork) != (c.Step != "") {
+	valid := c.Kind == kind
+	switch kind {
+	case cursorWork:
+		valid = valid && c.Run != "" && c.Step != "" && c.Name == ""
+	case cursorRuns:
+		valid = valid && c.Run != "" && c.Step == "" && c.Name == ""
+	case cursorProcesses:
+		valid = valid && c.Name != "" && c.Run == "" && c.Step == "" && c.Time == 0
+	}
+	if !valid {
 		return cursor{}, false, fmt.Errorf("%w: not from this listing", ErrBadCursor)
 	}
 	return c, true, nil
