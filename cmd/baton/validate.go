@@ -1,0 +1,206 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/baton-run/baton/interpreter"
+)
+
+const validateUsage = `usage: baton validate [--json] [--profiles LIST] [--evaluator] PATH...
+
+Checks each PROCESS.md against the specification and prints its content hash.
+
+A PATH is a process folder or a file. For a folder, its PROCESS.md is read and
+the process name must equal the folder's name. For a file named PROCESS.md the
+same holds for the folder it is in; a file with any other name (a draft) is
+checked without a folder name.
+
+Output, one line per PATH when valid and one per issue when not:
+  PATH: ok NAME sha256:HEX
+  PATH:LINE:COL: message
+With --json, one JSON array of {path, name, hash, issues: [{line, column,
+message}]}; hash is lowercase hex, name and hash are "" when refused.
+
+Exit status: 0 when every PATH is valid, 1 when any is refused or cannot be
+read, 2 on a usage error.
+
+Flags:
+`
+
+// runValidate is "baton validate".
+func runValidate(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	asJSON := fl.Bool("json", false, "print one JSON array instead of lines")
+	profiles := fl.String("profiles", "", "comma-separated profiles the server offers: parallel-1, check-1 (default parallel-1, plus check-1 with --evaluator)")
+	evaluator := fl.Bool("evaluator", false, "an evaluator is configured, so check-1 can be offered")
+	fl.Usage = func() {
+		fmt.Fprint(stderr, validateUsage)
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	offer, err := validateOffer(*profiles, *evaluator)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton validate: %v\n", err)
+		return 2
+	}
+	if fl.NArg() == 0 {
+		fmt.Fprintln(stderr, "baton validate: name at least one PROCESS.md file or process folder")
+		fl.Usage()
+		return 2
+	}
+
+	results := make([]validateResult, 0, fl.NArg())
+	status := 0
+	for _, path := range fl.Args() {
+		r := validatePath(path, offer)
+		if len(r.Issues) > 0 {
+			status = 1
+		}
+		results = append(results, r)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(results); err != nil {
+			fmt.Fprintf(stderr, "baton validate: %v\n", err)
+			return 1
+		}
+		return status
+	}
+	for _, r := range results {
+		if len(r.Issues) == 0 {
+			fmt.Fprintf(stdout, "%s: ok %s sha256:%s\n", r.Path, r.Name, r.Hash)
+			continue
+		}
+		for _, is := range r.Issues {
+			switch {
+			case is.Line > 0 && is.Column > 0:
+				fmt.Fprintf(stdout, "%s:%d:%d: %s\n", r.Path, is.Line, is.Column, is.Message)
+			case is.Line > 0:
+				fmt.Fprintf(stdout, "%s:%d: %s\n", r.Path, is.Line, is.Message)
+			default:
+				fmt.Fprintf(stdout, "%s: %s\n", r.Path, is.Message)
+			}
+		}
+	}
+	return status
+}
+
+// validateOffer builds the offer from --profiles and --evaluator.
+func validateOffer(profiles string, evaluator bool) (*interpreter.Offer, error) {
+	offer := interpreter.DefaultOffer()
+	if profiles == "" {
+		if evaluator {
+			offer.Profiles = append(offer.Profiles, interpreter.ProfileCheck)
+		}
+		return &offer, nil
+	}
+	offer.Profiles = nil
+	for _, p := range strings.Split(profiles, ",") {
+		p = strings.TrimSpace(p)
+		switch p {
+		case "":
+			continue
+		case interpreter.ProfileParallel:
+		case interpreter.ProfileCheck:
+			if !evaluator {
+				return nil, errors.New("--profiles check-1 needs --evaluator: check-1 is offered only with an evaluator")
+			}
+		default:
+			return nil, fmt.Errorf("--profiles: unknown profile %q (known: parallel-1, check-1)", p)
+		}
+		offer.Profiles = append(offer.Profiles, p)
+	}
+	return &offer, nil
+}
+
+// validateResult is one PATH's outcome, and its --json form.
+type validateResult struct {
+	Path   string              `json:"path"`
+	Name   string              `json:"name"`
+	Hash   string              `json:"hash"`
+	Issues []interpreter.Issue `json:"issues"`
+}
+
+// validatePath reads and checks one PATH.
+func validatePath(path string, offer *interpreter.Offer) validateResult {
+	r := validateResult{Path: path, Issues: []interpreter.Issue{}}
+	file, folder, err := processFile(path)
+	if err != nil {
+		r.Issues = append(r.Issues, interpreter.Issue{Message: err.Error()})
+		return r
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		r.Issues = append(r.Issues, interpreter.Issue{Message: "cannot read: " + describeIOError(err)})
+		return r
+	}
+	p, err := interpreter.Parse(src, &interpreter.ParseOptions{Folder: folder, Offer: offer})
+	var pe *interpreter.ProcessError
+	switch {
+	case errors.As(err, &pe):
+		r.Issues = append(r.Issues, pe.Issues...)
+	case err != nil:
+		r.Issues = append(r.Issues, interpreter.Issue{Message: err.Error()})
+	default:
+		r.Name, r.Hash = p.Name, p.Hash
+	}
+	return r
+}
+
+// processFile resolves PATH to the file to read and the folder name the
+// process must carry ("" for none).
+func processFile(path string) (file, folder string, err error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return "", "", fmt.Errorf("cannot read: %s", describeIOError(err))
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", "", fmt.Errorf("cannot read: %v", err)
+	}
+	if info.IsDir() {
+		file = filepath.Join(path, "PROCESS.md")
+		if _, err := os.Stat(file); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", "", errors.New("not a process folder: it has no PROCESS.md")
+			}
+			return "", "", fmt.Errorf("cannot read: %s", describeIOError(err))
+		}
+		return file, filepath.Base(abs), nil
+	}
+	if filepath.Base(abs) == "PROCESS.md" {
+		return path, filepath.Base(filepath.Dir(abs)), nil
+	}
+	return path, "", nil
+}
+
+// describeIOError says what went wrong reading a file, without the path the
+// output line already starts with.
+func describeIOError(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file or folder"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
