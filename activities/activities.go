@@ -1,0 +1,146 @@
+// Package activities holds the side effects a run's workflow asks for:
+// writing the run's read-model rows, overdue notifications, and reading a
+// Temporal cancellation request's who and why.
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+
+	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/interpreter"
+	"github.com/baton-run/baton/workflows"
+)
+
+// Activities are the workflow's side effects and their dependencies.
+type Activities struct {
+	store    *store.Store
+	temporal client.Client
+	opts     Options
+}
+
+// Options configure the activities.
+type Options struct {
+	// WebhookURL, when set, receives a JSON POST for every overdue
+	// notification. Default: none; notifications are logged only.
+	WebhookURL string
+	// HTTPClient sends webhooks. Default: a client with a 10s timeout.
+	HTTPClient *http.Client
+	// Logger receives notifications and failures. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// New returns the activities over a store (the read model) and a Temporal
+// client (to read cancellation requests). Nil options mean defaults.
+func New(s *store.Store, c client.Client, opts *Options) (*Activities, error) {
+	if s == nil {
+		return nil, fmt.Errorf("activities: a store is required")
+	}
+	a := &Activities{store: s, temporal: c}
+	if opts != nil {
+		a.opts = *opts
+	}
+	if a.opts.HTTPClient == nil {
+		a.opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if a.opts.Logger == nil {
+		a.opts.Logger = slog.Default()
+	}
+	return a, nil
+}
+
+// Register registers every activity under the name the workflow uses.
+func (a *Activities) Register(r interface {
+	RegisterActivityWithOptions(a interface{}, options activity.RegisterOptions)
+}) {
+	r.RegisterActivityWithOptions(a.PublishRun, activity.RegisterOptions{Name: workflows.ActivityPublishRun})
+	r.RegisterActivityWithOptions(a.NotifyOverdue, activity.RegisterOptions{Name: workflows.ActivityNotifyOverdue})
+	r.RegisterActivityWithOptions(a.CancelRequest, activity.RegisterOptions{Name: workflows.ActivityCancelRequest})
+}
+
+// PublishRun writes a run's read-model rows. A write older than the stored
+// one changes nothing.
+func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.Listing) error {
+	inputs, err := json.Marshal(l.Inputs)
+	if err != nil {
+		return err
+	}
+	row := store.RunRow{
+		Org: org, RunID: l.RunID, Process: l.Process, Version: l.Version, State: l.State,
+		Outcome: l.Outcome, Mode: l.Mode, Inputs: inputs, StartedBy: l.StartedBy,
+		StartedAt: l.StartedAt, UpdatedAt: l.UpdatedAt, Seq: l.Seq,
+	}
+	work := make([]store.WorkRow, len(l.Work))
+	for i, w := range l.Work {
+		work[i] = store.WorkRow{
+			StepID: w.StepID, WorkItemID: w.WorkItemID, Kind: store.WorkKind(w.Kind),
+			ReadySince: w.ReadySince, Due: w.Due, Overdue: w.Overdue,
+			AssignedGroup: w.Group, AssignedPerson: w.Person, Handoff: w.Handoff, Item: w.Item,
+		}
+	}
+	_, err = a.store.UpsertRun(ctx, nil, row, work)
+	return err
+}
+
+// NotifyOverdue tells a step's assignee and the operators that its due
+// time passed: a log line and, when configured, a webhook.
+func (a *Activities) NotifyOverdue(ctx context.Context, e interpreter.Effect) error {
+	attrs := []any{"run", e.RunID, "step", e.StepID, "due", e.Due, "operators", e.Operators}
+	if e.AssignedTo != nil {
+		attrs = append(attrs, "group", e.AssignedTo.Group, "person", e.AssignedTo.Person)
+	}
+	a.opts.Logger.Info("step overdue", attrs...)
+	if a.opts.WebhookURL == "" {
+		return nil
+	}
+	body, err := json.Marshal(map[string]any{"event": "step_overdue", "effect": e})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.opts.WebhookURL, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := a.opts.HTTPClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("overdue webhook: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("overdue webhook: %s", resp.Status)
+	}
+	return nil
+}
+
+// CancelRequest reads who asked Temporal to cancel a workflow and why,
+// from its WorkflowExecutionCancelRequested event. Workflow code cannot see
+// them; history records them when the caller sent them.
+func (a *Activities) CancelRequest(ctx context.Context, workflowID, runID string) (workflows.CancelInfo, error) {
+	var info workflows.CancelInfo
+	if a.temporal == nil {
+		return info, nil
+	}
+	it := a.temporal.GetWorkflowHistory(ctx, workflowID, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return info, err
+		}
+		if ev.GetEventType() != enums.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED {
+			continue
+		}
+		attrs := ev.GetWorkflowExecutionCancelRequestedEventAttributes()
+		info = workflows.CancelInfo{Identity: attrs.GetIdentity(), Reason: attrs.GetCause()}
+	}
+	return info, nil
+}

@@ -1,0 +1,41 @@
+package workflows
+
+// Names shared by the workflow, the worker, the activities and the gateway.
+const (
+	// WorkflowName is the workflow type of every run.
+	WorkflowName = "ProcessRun"
+	// DefaultTaskQueue is the task queue runs use unless configured.
+	DefaultTaskQueue = "baton"
+
+	// Updates: every write to a run.
+	UpdateStart     = "start"
+	UpdateClaim     = "claim"
+	UpdateRenew     = "renew"
+	UpdateSubmit    = "submit"
+	UpdateEscalate  = "escalate"
+	UpdateDecide    = "decide"
+	UpdateCancel    = "cancel"
+	UpdateSendEvent = "send_event"
+
+	// SignalEvent delivers an event from a system or an SRE speaking
+	// Temporal directly; it feeds the same held-event queue as send_event.
+	SignalEvent = "event"
+	// SignalRefusal records a refused submission's issues into the step's
+	// handoff (a refusal itself records nothing in history).
+	SignalRefusal = "note_refusal"
+
+	// QueryView returns the run view.
+	QueryView = "view"
+
+	// Activities the workflow runs, by name.
+	ActivityPublishRun    = "PublishRun"
+	ActivityNotifyOverdue = "NotifyOverdue"
+	ActivityCancelRequest = "CancelRequest"
+
+	// Search attributes the workflow keeps current for SREs.
+	SearchProcess = "BatonProcess"
+	SearchVersion = "BatonVersion"
+	SearchState   = "BatonState"
+	SearchOutcome = "BatonOutcome"
+	SearchMode    = "BatonMode"
+)

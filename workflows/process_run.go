@@ -1,0 +1,342 @@
+// Package workflows holds ProcessRun, the Temporal workflow that runs one
+// PROCESS.md: a thin event loop around interpreter.Machine. Writes arrive as
+// updates whose validator is the machine's Check, so a refusal records
+// nothing; reads are a query; time is one workflow timer set to the
+// machine's next deadline.
+package workflows
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/baton-run/baton/interpreter"
+)
+
+// recentAnswers is how many answers travel through continue-as-new.
+const recentAnswers = 64
+
+var (
+	keyState   = temporal.NewSearchAttributeKeyKeyword(SearchState)
+	keyOutcome = temporal.NewSearchAttributeKeyKeyword(SearchOutcome)
+)
+
+// runner is one run's workflow state around its machine.
+type runner struct {
+	in      Input
+	m       *interpreter.Machine
+	dirty   bool
+	recent  []Answer
+	state   string // last published run state
+	outcome string
+}
+
+// ProcessRun runs one run of a pinned process until it ends.
+func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
+	r := &runner{in: in}
+	now := workflow.Now(ctx)
+	if in.Continued != nil {
+		m, err := interpreter.Restore(in.Process, in.Continued.State)
+		if err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "bad_state", err)
+		}
+		r.m, r.recent = m, in.Continued.Recent
+	} else {
+		m, err := interpreter.StartRun(interpreter.Start{
+			RunID: in.RunID, Process: in.Process, Version: in.Version, Roles: in.Roles,
+			Operators: in.Operators, Inputs: in.Inputs, Mode: in.Mode, Starter: in.Starter, Limits: in.Limits,
+		}, now)
+		if err != nil {
+			// The gateway checks a start before it asks for one; this is a
+			// caller's bug, not a business outcome.
+			return nil, temporal.NewNonRetryableApplicationError("start refused: "+err.Error(), "start_refused", err)
+		}
+		r.m = m
+	}
+	if err := r.register(ctx); err != nil {
+		return nil, err
+	}
+	r.publish(ctx)
+
+	for !r.m.Run().State.Over() {
+		cond := func() bool {
+			return r.dirty || r.m.Run().State.Over() || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+		}
+		var err error
+		if next, ok := r.m.NextDeadline(); ok {
+			wait := next.Sub(workflow.Now(ctx))
+			if wait < time.Millisecond {
+				wait = time.Millisecond
+			}
+			_, err = workflow.AwaitWithTimeout(ctx, wait, cond)
+		} else {
+			err = workflow.Await(ctx, cond)
+		}
+		if err != nil {
+			return r.cancelledInTemporal(ctx)
+		}
+		r.dirty = false
+		if r.m.Tick(workflow.Now(ctx)) {
+			r.publish(ctx)
+		}
+		if !r.m.Run().State.Over() && workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			return nil, r.continueAsNew(ctx)
+		}
+	}
+	return r.finish(ctx)
+}
+
+// register installs the query, update and signal handlers.
+func (r *runner) register(ctx workflow.Context) error {
+	err := workflow.SetQueryHandler(ctx, QueryView, func() (json.RawMessage, error) {
+		return json.Marshal(r.m.View(workflow.Now(ctx)))
+	})
+	if err != nil {
+		return err
+	}
+	updates := []struct {
+		name      string
+		handler   any
+		validator any
+	}{
+		{UpdateStart, func(ctx workflow.Context, q StartRequest) (Result, error) {
+			return r.answer(ctx, q.Digest, r.m.View(workflow.Now(ctx)))
+		}, nil},
+		{UpdateClaim, func(ctx workflow.Context, q ClaimRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Claim) },
+			func(ctx workflow.Context, q ClaimRequest) error { return r.check(ctx, q.Claim) }},
+		{UpdateRenew, func(ctx workflow.Context, q RenewRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Renew) },
+			func(ctx workflow.Context, q RenewRequest) error { return r.check(ctx, q.Renew) }},
+		{UpdateSubmit, func(ctx workflow.Context, q SubmitRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Submit) },
+			func(ctx workflow.Context, q SubmitRequest) error { return r.check(ctx, q.Submit) }},
+		{UpdateEscalate, func(ctx workflow.Context, q EscalateRequest) (Result, error) {
+			return r.apply(ctx, q.Digest, q.Escalate)
+		},
+			func(ctx workflow.Context, q EscalateRequest) error { return r.check(ctx, q.Escalate) }},
+		{UpdateDecide, func(ctx workflow.Context, q DecideRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Decide) },
+			func(ctx workflow.Context, q DecideRequest) error { return r.check(ctx, q.Decide) }},
+		{UpdateCancel, func(ctx workflow.Context, q CancelRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Cancel) },
+			func(ctx workflow.Context, q CancelRequest) error { return r.check(ctx, q.Cancel) }},
+		{UpdateSendEvent, func(ctx workflow.Context, q SendEventRequest) (Result, error) {
+			return r.apply(ctx, q.Digest, q.SendEvent)
+		},
+			func(ctx workflow.Context, q SendEventRequest) error { return r.check(ctx, q.SendEvent) }},
+	}
+	for _, u := range updates {
+		opts := workflow.UpdateHandlerOptions{Validator: u.validator}
+		if err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, u.handler, opts); err != nil {
+			return err
+		}
+	}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		events := workflow.GetSignalChannel(ctx, SignalEvent)
+		refusals := workflow.GetSignalChannel(ctx, SignalRefusal)
+		for {
+			sel := workflow.NewSelector(ctx)
+			sel.AddReceive(events, func(c workflow.ReceiveChannel, _ bool) {
+				var ev EventSignal
+				c.Receive(ctx, &ev)
+				sender := ev.Sender
+				if sender == "" {
+					sender = "temporal"
+				}
+				r.signal(ctx, interpreter.SendEvent{Name: ev.Name, Data: ev.Data, Actor: interpreter.Actor{ID: sender, Kind: interpreter.ActorSystem}})
+			})
+			sel.AddReceive(refusals, func(c workflow.ReceiveChannel, _ bool) {
+				var n interpreter.NoteRefusal
+				c.Receive(ctx, &n)
+				r.signal(ctx, n)
+			})
+			sel.Select(ctx)
+		}
+	})
+	return nil
+}
+
+// check is every update's validator: the machine's own check at now, or
+// the stored answer for an update id seen before continue-as-new.
+func (r *runner) check(ctx workflow.Context, cmd interpreter.Command) error {
+	if _, ok := r.replay(ctx); ok {
+		return nil
+	}
+	return refusal(r.m.Check(cmd, workflow.Now(ctx)))
+}
+
+func (r *runner) replay(ctx workflow.Context) (Result, bool) {
+	info := workflow.GetCurrentUpdateInfo(ctx)
+	if info == nil {
+		return Result{}, false
+	}
+	for _, a := range r.recent {
+		if a.UpdateID == info.ID {
+			return a.Result, true
+		}
+	}
+	return Result{}, false
+}
+
+// apply runs an accepted command, publishes the new state before the
+// update returns, and answers.
+func (r *runner) apply(ctx workflow.Context, digest string, cmd interpreter.Command) (Result, error) {
+	if res, ok := r.replay(ctx); ok {
+		return res, nil
+	}
+	res, err := r.m.Apply(cmd, workflow.Now(ctx))
+	if err != nil {
+		return Result{}, refusal(err)
+	}
+	r.dirty = true
+	r.publish(ctx)
+	return r.answer(ctx, digest, res)
+}
+
+func (r *runner) answer(ctx workflow.Context, digest string, res any) (Result, error) {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return Result{}, err
+	}
+	out := Result{Digest: digest, Value: b}
+	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
+		r.recent = append(r.recent, Answer{UpdateID: info.ID, Result: out})
+		if len(r.recent) > recentAnswers {
+			r.recent = r.recent[len(r.recent)-recentAnswers:]
+		}
+	}
+	return out, nil
+}
+
+// signal applies a command that arrived by signal. A refusal is logged:
+// a signal has no one to answer.
+func (r *runner) signal(ctx workflow.Context, cmd interpreter.Command) {
+	if _, err := r.m.Apply(cmd, workflow.Now(ctx)); err != nil {
+		workflow.GetLogger(ctx).Info("signal refused", "run", r.in.RunID, "error", err)
+		return
+	}
+	r.dirty = true
+	r.publish(ctx)
+}
+
+// publish writes the read model, asks for the effects the machine wants,
+// and refreshes what the Temporal UI shows.
+func (r *runner) publish(ctx workflow.Context) {
+	now := workflow.Now(ctx)
+	l, err := r.m.Listing(now)
+	if err == nil {
+		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			StartToCloseTimeout: 10 * time.Second,
+			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 5},
+		})
+		if err := workflow.ExecuteLocalActivity(lctx, ActivityPublishRun, r.in.Org, l).Get(lctx, nil); err != nil {
+			workflow.GetLogger(ctx).Error("publish run failed", "run", r.in.RunID, "error", err)
+		}
+	}
+	for _, e := range r.m.TakeEffects() {
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: 30 * time.Second,
+			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 5},
+		})
+		// Fire and forget: a failing notification never blocks the run.
+		workflow.ExecuteActivity(actx, ActivityNotifyOverdue, e)
+	}
+	run := r.m.Run()
+	if string(run.State) != r.state || run.Outcome != r.outcome {
+		r.state, r.outcome = string(run.State), run.Outcome
+		updates := []temporal.SearchAttributeUpdate{keyState.ValueSet(r.state)}
+		if run.Outcome != "" {
+			updates = append(updates, keyOutcome.ValueSet(run.Outcome))
+		}
+		if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
+			workflow.GetLogger(ctx).Error("upsert search attributes failed", "error", err)
+		}
+	}
+	workflow.SetCurrentDetails(ctx, details(r.m, now))
+}
+
+// details is the markdown the Temporal UI shows as the run's current
+// details: its state and the step table.
+func details(m *interpreter.Machine, now time.Time) string {
+	v := m.View(now)
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s** v%d — run %s is **%s**", v.Run.Process, v.Run.Version, v.Run.ID, v.Run.State)
+	if v.Run.Outcome != nil {
+		fmt.Fprintf(&b, " (%s)", *v.Run.Outcome)
+	}
+	b.WriteString("\n\n| step | kind | state | due |\n|---|---|---|---|\n")
+	for _, s := range v.Steps {
+		st := "—"
+		if s.State != nil {
+			st = *s.State
+		}
+		due := s.Due
+		if s.Overdue != nil && *s.Overdue {
+			due += " (overdue)"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", s.ID, s.Kind, st, due)
+	}
+	return b.String()
+}
+
+// finish waits for running handlers and closes the workflow as the run
+// ended: Canceled for a cancelled run, else completed with its outcome.
+func (r *runner) finish(ctx workflow.Context) (*Outcome, error) {
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return nil, err
+	}
+	run := r.m.Run()
+	if run.State == interpreter.RunCancelled {
+		return nil, temporal.NewCanceledError(run.Ended)
+	}
+	return &Outcome{Outcome: run.Outcome, Ended: run.Ended}, nil
+}
+
+// cancelledInTemporal ends the run cancelled after a Temporal cancellation
+// request (UI, CLI, client), with who and why read from history.
+func (r *runner) cancelledInTemporal(ctx workflow.Context) (*Outcome, error) {
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	info := CancelInfo{}
+	actx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	we := workflow.GetInfo(dctx).WorkflowExecution
+	if err := workflow.ExecuteActivity(actx, ActivityCancelRequest, we.ID, we.RunID).Get(actx, &info); err != nil {
+		workflow.GetLogger(dctx).Warn("reading the cancel request failed", "error", err)
+	}
+	by := info.Identity
+	if by == "" {
+		by = "temporal"
+	}
+	reason := info.Reason
+	if reason == "" {
+		reason = "Cancelled in Temporal."
+	}
+	cmd := interpreter.Cancel{Actor: interpreter.Actor{ID: by, Kind: interpreter.ActorSystem}, Reason: reason}
+	if _, err := r.m.Apply(cmd, workflow.Now(dctx)); err != nil {
+		var e *interpreter.Error
+		if !errors.As(err, &e) || e.Code != interpreter.CodeConflict {
+			return nil, err
+		}
+	}
+	r.publish(dctx)
+	return r.finish(dctx)
+}
+
+// continueAsNew carries the run into a fresh history before Temporal's
+// limits, once every running handler has finished.
+func (r *runner) continueAsNew(ctx workflow.Context) error {
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return err
+	}
+	state, err := r.m.State()
+	if err != nil {
+		return err
+	}
+	next := r.in
+	next.Continued = &Continued{State: state, Recent: r.recent}
+	return workflow.NewContinueAsNewError(ctx, ProcessRun, next)
+}

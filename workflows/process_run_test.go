@@ -1,0 +1,376 @@
+package workflows
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/interpreter"
+)
+
+var (
+	agent    = interpreter.Actor{ID: "a_screener", Kind: interpreter.ActorAgent}
+	person   = interpreter.Actor{ID: "mira@example.com", Kind: interpreter.ActorPerson, Groups: []string{"finance-approver"}}
+	operator = interpreter.Actor{ID: "u_ops", Kind: interpreter.ActorOperator}
+)
+
+const supplierSrc = `---
+name: supplier-onboarding
+description: Check a new supplier and get finance approval.
+inputs:
+  vendorName: string
+  amount: number
+steps:
+  - id: check_vendor
+    agent: Check the vendor against the sanctions lists.
+    output: { cleared: boolean }
+    due: 1h
+  - id: settled
+    wait_for: vendor-registered
+    timeout: 2d
+    on_timeout: approve
+  - id: approve
+    person: finance-approver
+    approve: Approve only when the vendor is cleared.
+    on_reject: check_vendor
+    next: done
+  - id: done
+    finish: onboarded
+---
+Body.
+`
+
+func parse(t *testing.T, src []byte) *interpreter.Process {
+	t.Helper()
+	o := interpreter.DefaultOffer()
+	o.Profiles = append(o.Profiles, interpreter.ProfileCheck)
+	p, err := interpreter.Parse(src, &interpreter.ParseOptions{Offer: &o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// recorder stands in for the activities: it keeps what the workflow
+// published and asked for.
+type recorder struct {
+	mu       sync.Mutex
+	listings []*interpreter.Listing
+	overdue  []interpreter.Effect
+	cancel   CancelInfo
+}
+
+func (rc *recorder) last() *interpreter.Listing {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.listings[len(rc.listings)-1]
+}
+
+type bundle struct {
+	env *testsuite.TestWorkflowEnvironment
+	rec *recorder
+	t   *testing.T
+}
+
+func setup(t *testing.T) *bundle {
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetStartTime(time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC))
+	rec := &recorder{}
+	env.RegisterWorkflowWithOptions(ProcessRun, workflowOptions())
+	env.RegisterActivityWithOptions(func(ctx context.Context, org string, l *interpreter.Listing) error {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		rec.listings = append(rec.listings, l)
+		return nil
+	}, activity.RegisterOptions{Name: ActivityPublishRun})
+	env.RegisterActivityWithOptions(func(ctx context.Context, e interpreter.Effect) error {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		rec.overdue = append(rec.overdue, e)
+		return nil
+	}, activity.RegisterOptions{Name: ActivityNotifyOverdue})
+	env.RegisterActivityWithOptions(func(ctx context.Context, id, runID string) (CancelInfo, error) {
+		return rec.cancel, nil
+	}, activity.RegisterOptions{Name: ActivityCancelRequest})
+	return &bundle{env: env, rec: rec, t: t}
+}
+
+func input(t *testing.T, src string) Input {
+	return Input{
+		Org: "o_test", RunID: "r_1", Process: parse(t, []byte(src)), Version: 1,
+		Inputs:  interpreter.Values{"vendorName": "Acme", "amount": json.Number("48000.10")},
+		Mode:    interpreter.ModeLive,
+		Starter: person,
+	}
+}
+
+// at sends an update at a workflow time; check receives its outcome.
+func (b *bundle) at(d time.Duration, name, id string, arg any, check func(Result, error)) {
+	b.env.RegisterDelayedCallback(func() {
+		b.env.UpdateWorkflow(name, id, &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { check(Result{}, err) },
+			OnAccept: func() {},
+			OnComplete: func(v any, err error) {
+				if err != nil {
+					check(Result{}, err)
+					return
+				}
+				check(v.(Result), nil)
+			},
+		}, arg)
+	}, d)
+}
+
+func ok(t *testing.T, what string) func(Result, error) {
+	return func(r Result, err error) {
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+}
+
+func refused(t *testing.T, what string, code interpreter.Code, issues ...string) func(Result, error) {
+	return func(r Result, err error) {
+		e, isRefusal := AsRefusal(err)
+		if !isRefusal || e.Code != code || (issues != nil && !equal(e.Issues, issues)) {
+			t.Errorf("%s: got %v (%+v), want %s %v", what, err, e, code, issues)
+		}
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func claim(step, lease string) ClaimRequest {
+	return ClaimRequest{Digest: "d-" + lease, Claim: interpreter.Claim{StepID: step, Actor: agent, LeaseID: lease, Lease: 10 * time.Minute}}
+}
+
+func submit(step, lease string, out interpreter.Values) SubmitRequest {
+	summary := "Checked both lists."
+	return SubmitRequest{Digest: "s-" + lease, Submit: interpreter.Submit{StepID: step, LeaseID: lease, Actor: agent,
+		Submission: interpreter.Submission{Output: out, Summary: &summary}}}
+}
+
+func view(t *testing.T, b *bundle) *interpreter.View {
+	t.Helper()
+	q, err := b.env.QueryWorkflow(QueryView)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw json.RawMessage
+	if err := q.Get(&raw); err != nil {
+		t.Fatal(err)
+	}
+	spectest.Validate(t, "run-view.json", raw)
+	var v interpreter.View
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return &v
+}
+
+func TestHappyPathWithHeldEvent(t *testing.T) {
+	b := setup(t)
+	var snapshot, itemID string
+	// an event before its wait is held
+	b.at(time.Second, UpdateSendEvent, "u0", SendEventRequest{Digest: "e", SendEvent: interpreter.SendEvent{Name: "vendor-registered", Actor: agent}}, func(r Result, err error) {
+		var er interpreter.EventResult
+		if err != nil || json.Unmarshal(r.Value, &er) != nil || er.ConsumedBy != nil {
+			t.Errorf("send_event: %v %s", err, r.Value)
+		}
+	})
+	b.at(2*time.Second, UpdateClaim, "u1", claim("check_vendor", "l1"), func(r Result, err error) {
+		if err != nil || r.Digest != "d-l1" {
+			t.Errorf("claim: %v %+v", err, r)
+			return
+		}
+		var c interpreter.ClaimResult
+		_ = json.Unmarshal(r.Value, &c)
+		spectest.Validate(t, "tools/claim.result.json", c.Wire("tok"))
+	})
+	b.at(3*time.Second, UpdateSubmit, "u2", submit("check_vendor", "l1", interpreter.Values{"cleared": "no"}), refused(t, "bad submit", interpreter.CodeNotAccepted, "output.cleared: expected boolean"))
+	b.at(4*time.Second, UpdateSubmit, "u3", submit("check_vendor", "l1", interpreter.Values{"cleared": true}), func(r Result, err error) {
+		if err != nil {
+			t.Errorf("submit: %v", err)
+			return
+		}
+		spectest.Validate(t, "tools/submit.result.json", r.Value)
+		var v interpreter.View
+		_ = json.Unmarshal(r.Value, &v)
+		// the held event was consumed in the same write
+		if len(v.WorkItems) != 1 || v.Data.Steps["settled"] == nil {
+			t.Errorf("after submit: %+v", v.Steps)
+			return
+		}
+		snapshot, itemID = v.WorkItems[0].Snapshot, v.WorkItems[0].ID
+	})
+	b.env.RegisterDelayedCallback(func() {
+		b.at(0, UpdateDecide, "u4", DecideRequest{Digest: "x", Decide: interpreter.Decide{WorkItemID: itemID, Snapshot: snapshot, Decision: "approved", Actor: agent}}, refused(t, "agent decides", interpreter.CodeForbidden))
+		b.at(time.Second, UpdateDecide, "u5", DecideRequest{Digest: "x", Decide: interpreter.Decide{WorkItemID: itemID, Snapshot: snapshot, Decision: "approved", Actor: person}}, ok(t, "approve"))
+	}, 5*time.Second)
+	b.env.ExecuteWorkflow(ProcessRun, input(t, supplierSrc))
+	if !b.env.IsWorkflowCompleted() {
+		t.Fatal("workflow did not complete")
+	}
+	var out Outcome
+	if err := b.env.GetWorkflowResult(&out); err != nil || out.Outcome != "onboarded" || out.Ended.By != "server" {
+		t.Fatalf("result %+v %v", out, err)
+	}
+	l := b.rec.last()
+	if l.State != "ended" || l.Outcome != "onboarded" || len(l.Work) != 0 {
+		t.Fatalf("last listing %+v", l)
+	}
+	if n := l.Inputs["amount"]; n != json.Number("48000.10") {
+		t.Fatalf("amount travelled as %#v", n)
+	}
+}
+
+func TestLeaseExpiryDueAndWaitForTimeout(t *testing.T) {
+	b := setup(t)
+	b.at(time.Second, UpdateClaim, "u1", claim("check_vendor", "l1"), ok(t, "claim"))
+	b.at(2*time.Second, UpdateRenew, "u2", RenewRequest{Renew: interpreter.Renew{StepID: "check_vendor", LeaseID: "l1", NewLeaseID: "l2", Lease: 10 * time.Minute, Progress: "OFAC done"}}, ok(t, "renew"))
+	// the lease (renewed at 2s for 10m) has ended by 11m
+	b.at(11*time.Minute, UpdateSubmit, "u3", submit("check_vendor", "l2", interpreter.Values{"cleared": true}), refused(t, "late submit", interpreter.CodeStale))
+	b.at(12*time.Minute, UpdateClaim, "u4", claim("check_vendor", "l3"), func(r Result, err error) {
+		var c interpreter.ClaimResult
+		if err != nil || json.Unmarshal(r.Value, &c) != nil || c.Handoff == nil || c.Handoff.Progress != "OFAC done" {
+			t.Errorf("claim after expiry: %v %s", err, r.Value)
+		}
+	})
+	b.at(70*time.Minute, UpdateSubmit, "u5", submit("check_vendor", "l3", interpreter.Values{"cleared": true}), func(r Result, err error) {
+		if err == nil {
+			t.Errorf("submit with an expired lease at 70m was accepted")
+		}
+	})
+	b.at(13*time.Minute, UpdateSubmit, "u6", submit("check_vendor", "l3", interpreter.Values{"cleared": true}), ok(t, "submit"))
+	// no event: the wait_for times out after 2d into approve; then cancel
+	b.env.RegisterDelayedCallback(func() {
+		v := view(t, b)
+		if st := v.Steps[2].State; st == nil || *st != "waiting" {
+			t.Errorf("approve after the timeout is %v", st)
+		}
+		b.at(0, UpdateCancel, "u7", CancelRequest{Cancel: interpreter.Cancel{Actor: operator, Reason: "Vendor withdrew."}}, ok(t, "cancel"))
+	}, 3*24*time.Hour)
+	b.env.ExecuteWorkflow(ProcessRun, input(t, supplierSrc))
+	err := b.env.GetWorkflowError()
+	var ce *temporal.CanceledError
+	if !errors.As(err, &ce) {
+		t.Fatalf("workflow error %v, want Canceled", err)
+	}
+	if len(b.rec.overdue) != 0 {
+		t.Fatalf("overdue before due: %+v", b.rec.overdue)
+	}
+	l := b.rec.last()
+	if l.State != "cancelled" {
+		t.Fatalf("last listing state %s", l.State)
+	}
+}
+
+func TestDueNotifiesOnceAndNeverInTestMode(t *testing.T) {
+	for _, mode := range []string{interpreter.ModeLive, interpreter.ModeTest} {
+		t.Run(mode, func(t *testing.T) {
+			b := setup(t)
+			in := input(t, supplierSrc)
+			in.Mode = mode
+			b.env.RegisterDelayedCallback(func() {
+				b.at(0, UpdateCancel, "c", CancelRequest{Cancel: interpreter.Cancel{Actor: operator, Reason: "done"}}, ok(t, "cancel"))
+			}, 3*time.Hour)
+			b.env.ExecuteWorkflow(ProcessRun, in)
+			want := 1
+			if mode == interpreter.ModeTest {
+				want = 0
+			}
+			if len(b.rec.overdue) != want {
+				t.Fatalf("%d overdue notifications, want %d", len(b.rec.overdue), want)
+			}
+		})
+	}
+}
+
+func TestTemporalCancellationEndsRunCancelled(t *testing.T) {
+	b := setup(t)
+	b.rec.cancel = CancelInfo{Identity: "sre@host", Reason: "duplicate run"}
+	b.env.RegisterDelayedCallback(func() { b.env.CancelWorkflow() }, time.Minute)
+	b.env.ExecuteWorkflow(ProcessRun, input(t, supplierSrc))
+	var ce *temporal.CanceledError
+	if err := b.env.GetWorkflowError(); !errors.As(err, &ce) {
+		t.Fatalf("workflow error %v, want Canceled", err)
+	}
+	var ended *interpreter.Ended
+	if err := ce.Details(&ended); err != nil || ended.By != "sre@host" || *ended.Note != "duplicate run" {
+		t.Fatalf("cancel details %+v %v", ended, err)
+	}
+	if l := b.rec.last(); l.State != "cancelled" {
+		t.Fatalf("listing %+v", l)
+	}
+}
+
+func TestSignalDeliversEvent(t *testing.T) {
+	b := setup(t)
+	b.at(time.Second, UpdateClaim, "u1", claim("check_vendor", "l1"), ok(t, "claim"))
+	b.at(2*time.Second, UpdateSubmit, "u2", submit("check_vendor", "l1", interpreter.Values{"cleared": true}), ok(t, "submit"))
+	b.env.RegisterDelayedCallback(func() {
+		b.env.SignalWorkflow(SignalEvent, EventSignal{Name: "vendor-registered", Data: interpreter.Values{"id": json.Number("7")}})
+	}, time.Hour)
+	b.env.RegisterDelayedCallback(func() {
+		v := view(t, b)
+		d := v.Data.Steps["settled"]
+		if d == nil || d.Record == nil || d.By != "temporal" || d.Output["id"] != json.Number("7") {
+			t.Errorf("settled = %+v (%#v)", d, d.Record)
+		}
+		b.env.CancelWorkflow()
+	}, 2*time.Hour)
+	b.env.ExecuteWorkflow(ProcessRun, input(t, supplierSrc))
+}
+
+func TestContinueAsNewKeepsLeaseAndAnswers(t *testing.T) {
+	b := setup(t)
+	b.at(time.Second, UpdateClaim, "u1", claim("check_vendor", "l1"), ok(t, "claim"))
+	b.env.RegisterDelayedCallback(func() { b.env.SetContinueAsNewSuggested(true) }, 2*time.Second)
+	b.env.ExecuteWorkflow(ProcessRun, input(t, supplierSrc))
+	err := b.env.GetWorkflowError()
+	var can *workflowContinueAsNew
+	if !asContinueAsNew(err, &can) {
+		t.Fatalf("workflow error %v, want continue-as-new", err)
+	}
+	next := can.input
+	if next.Continued == nil || len(next.Continued.Recent) != 1 || next.Continued.Recent[0].UpdateID != "u1" {
+		t.Fatalf("continued %+v", next.Continued)
+	}
+	// the new run keeps the lease: a submit with it is accepted, and a
+	// retried claim update id answers as before
+	b2 := setup(t)
+	b2.at(time.Second, UpdateClaim, "u1", claim("check_vendor", "other"), func(r Result, err error) {
+		if err != nil || r.Digest != "d-l1" {
+			t.Errorf("replayed claim: %v %+v", err, r)
+		}
+	})
+	b2.at(2*time.Second, UpdateSubmit, "u2", submit("check_vendor", "l1", interpreter.Values{"cleared": true}), ok(t, "submit after CAN"))
+	b2.env.RegisterDelayedCallback(func() { b2.env.CancelWorkflow() }, time.Minute)
+	b2.env.ExecuteWorkflow(ProcessRun, next)
+}
