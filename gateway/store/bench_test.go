@@ -16,6 +16,8 @@ import (
 
 const benchRuns = 10_000
 
+var benchUpserts int // a fresh run for each BenchmarkUpsertRun invocation
+
 var seeded struct {
 	once  sync.Once
 	store *store.Store
@@ -128,8 +130,9 @@ func BenchmarkListPersonWork(b *testing.B) {
 		name   string
 		groups []string
 	}{
-		{"one-group", []string{"g_1"}},                  // ~670 open items
-		{"three-groups", []string{"g_1", "g_2", "g_3"}}, // ~2000
+		{"one-group", []string{"g_1"}},                              // ~670 open items
+		{"three-groups", []string{"g_1", "g_2", "g_3"}},             // ~2000
+		{"all-groups", []string{"g_0", "g_1", "g_2", "g_3", "g_4"}}, // ~3300
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
@@ -173,7 +176,8 @@ func BenchmarkListRunsInputs(b *testing.B) {
 func BenchmarkUpsertRun(b *testing.B) {
 	s := seededStore(b)
 	ctx := context.Background()
-	r := run("r_bench", 0, t0, `{"vendorName": "Bench", "amount": 1}`)
+	benchUpserts++
+	r := run(fmt.Sprintf("r_bench_%d", benchUpserts), 0, t0, `{"vendorName": "Bench", "amount": 1}`)
 	due := t0.Add(time.Hour)
 	work := []store.WorkRow{
 		agentStep("check", t0),

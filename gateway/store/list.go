@@ -44,10 +44,28 @@ SELECT ` + workColumns + `
 FROM work
 WHERE org = @org AND kind = 'agent'`
 
+	// Items assigned to the person, and to each group, come from their
+	// own ordered index scans, at most a page each, so a page costs the
+	// same however many items the groups hold; UNION drops an item
+	// reached twice. sqlFilters marks where a listing's filters go.
 	sqlListPersonWork = `
 SELECT ` + workColumns + `
-FROM work
-WHERE org = @org AND (assigned_person = @person OR assigned_group = ANY(@groups))`
+FROM (
+    SELECT w.* FROM unnest(@groups::text[]) AS g(id)
+    CROSS JOIN LATERAL (
+        SELECT * FROM work
+        WHERE org = @org AND assigned_group = g.id` + sqlFilters + `
+        ORDER BY ready_since, run_id, step_id
+        LIMIT @limit
+    ) w
+    UNION
+    (SELECT * FROM work
+     WHERE org = @org AND assigned_person = @person` + sqlFilters + `
+     ORDER BY ready_since, run_id, step_id
+     LIMIT @limit)
+) work
+WHERE true`
+	sqlFilters = "{{filters}}"
 
 	sqlWorkProcess = `
   AND process = @process`
@@ -104,20 +122,24 @@ func (s *Store) listWork(ctx context.Context, base string, args pgx.NamedArgs, f
 	if err != nil {
 		return nil, "", err
 	}
-	var sql strings.Builder
-	sql.WriteString(base)
+	var filters strings.Builder
 	if f.Process != "" {
-		sql.WriteString(sqlWorkProcess)
+		filters.WriteString(sqlWorkProcess)
 		args["process"] = f.Process
 	}
 	if ok {
-		sql.WriteString(sqlWorkAfter)
+		filters.WriteString(sqlWorkAfter)
 		args["after_time"], args["after_run"], args["after_step"] = after.time(), after.Run, after.Step
 	}
-	sql.WriteString(sqlWorkOrder)
 	args["limit"] = limit + 1 // one more tells whether there is a next page
+	var sql string
+	if strings.Contains(base, sqlFilters) {
+		sql = strings.ReplaceAll(base, sqlFilters, filters.String()) + sqlWorkOrder
+	} else {
+		sql = base + filters.String() + sqlWorkOrder
+	}
 
-	rows, _ := s.pool.Query(ctx, sql.String(), pgx.QueryExecModeCacheDescribe, args)
+	rows, _ := s.pool.Query(ctx, sql, pgx.QueryExecModeCacheDescribe, args)
 	items, err := pgx.CollectRows(rows, scanWork)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list work: %w", err)

@@ -234,7 +234,9 @@ func TestListPersonWork(t *testing.T) {
 		item("approve", "w_1", t0.Add(2*time.Minute), "g_finance", ""),
 		item("sign", "w_2", t0.Add(1*time.Minute), "", "mira@example.com"),
 		agentStep("check", t0))
-	upsert(t, b, run("r_2", 1, t0, `{}`),
+	r2 := run("r_2", 1, t0, `{}`)
+	r2.Process = "other"
+	upsert(t, b, r2,
 		item("approve", "w_3", t0.Add(3*time.Minute), "g_legal", ""),
 		item("both", "w_4", t0.Add(4*time.Minute), "g_finance", "mira@example.com"),
 		item("other", "w_5", t0, "", "ops@example.com"))
@@ -249,6 +251,7 @@ func TestListPersonWork(t *testing.T) {
 		{"by email only", "mira@example.com", nil, []string{"r_1/sign", "r_2/both"}},
 		{"by groups only", "nobody@example.com", []string{"g_legal", "g_finance"}, []string{"r_1/approve", "r_2/approve", "r_2/both"}},
 		{"nothing", "nobody@example.com", []string{"g_none"}, nil},
+		{"repeated group", "nobody@example.com", []string{"g_finance", "g_finance"}, []string{"r_1/approve", "r_2/both"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -269,6 +272,13 @@ func TestListPersonWork(t *testing.T) {
 				t.Fatalf("got %v, want %v", got, c.want)
 			}
 		})
+	}
+	items, _, err := b.store.ListPersonWork(b.ctx, org, "mira@example.com", []string{"g_finance"}, store.WorkFilter{Process: "other"}, 10, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := stepIDs(items), []string{"r_2/both"}; !slices.Equal(got, want) {
+		t.Fatalf("process filter: got %v, want %v", got, want)
 	}
 }
 
