@@ -1,0 +1,269 @@
+package temporaldev_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	enums "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	temporaldev "github.com/baton-run/baton/temporal-dev"
+)
+
+// srv is the one in-memory server (with UI) the tests of this binary share.
+var srv *temporaldev.Server
+
+// extraAttribute is registered by TestMain beside Baton's.
+const extraAttribute = "TestExtra"
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	begin := time.Now()
+	var err error
+	srv, err = temporaldev.Start(ctx, &temporaldev.Options{
+		UIPort:           temporaldev.FreePort,
+		SearchAttributes: map[string]enums.IndexedValueType{extraAttribute: enums.INDEXED_VALUE_TYPE_BOOL},
+	})
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start the shared server:", err)
+		os.Exit(1)
+	}
+	started := time.Since(begin)
+	code := m.Run()
+	begin = time.Now()
+	if err := srv.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop the shared server:", err)
+		code = 1
+	}
+	if testing.Verbose() {
+		fmt.Fprintf(os.Stderr, "shared in-memory server with UI: start %s, stop %s\n",
+			started.Round(time.Millisecond), time.Since(begin).Round(time.Millisecond))
+	}
+	os.Exit(code)
+}
+
+func greet(_ workflow.Context, name string) (string, error) {
+	return "hello " + name, nil
+}
+
+// runGreet runs greet to completion on a fresh task queue through a worker
+// and returns the workflow's run.
+func runGreet(t *testing.T, c client.Client, workflowID string) client.WorkflowRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	queue := "tq-" + t.Name()
+	w := worker.New(c, queue, worker.Options{})
+	w.RegisterWorkflow(greet)
+	if err := w.Start(); err != nil {
+		t.Fatalf("start worker: %v", err)
+	}
+	defer w.Stop()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflowID, TaskQueue: queue}, greet, "baton")
+	if err != nil {
+		t.Fatalf("start workflow: %v", err)
+	}
+	var got string
+	if err := run.Get(ctx, &got); err != nil {
+		t.Fatalf("workflow result: %v", err)
+	}
+	if got != "hello baton" {
+		t.Fatalf("workflow result = %q, want %q", got, "hello baton")
+	}
+	return run
+}
+
+func newClient(t *testing.T, s *temporaldev.Server) client.Client {
+	t.Helper()
+	c, err := s.NewClient(context.Background(), client.Options{})
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func TestWorkflowEndToEnd(t *testing.T) {
+	t.Parallel()
+	runGreet(t, newClient(t, srv), "greet-1")
+}
+
+func TestSearchAttributesRegistered(t *testing.T) {
+	t.Parallel()
+	want := map[string]enums.IndexedValueType{extraAttribute: enums.INDEXED_VALUE_TYPE_BOOL}
+	for name, typ := range temporaldev.BatonSearchAttributes {
+		want[name] = typ
+	}
+	checkSearchAttributes(t, newClient(t, srv), srv.Namespace(), want)
+}
+
+func checkSearchAttributes(t *testing.T, c client.Client, ns string, want map[string]enums.IndexedValueType) {
+	t.Helper()
+	resp, err := c.OperatorService().ListSearchAttributes(context.Background(),
+		&operatorservice.ListSearchAttributesRequest{Namespace: ns})
+	if err != nil {
+		t.Fatalf("ListSearchAttributes: %v", err)
+	}
+	for name, typ := range want {
+		if got, ok := resp.GetCustomAttributes()[name]; !ok || got != typ {
+			t.Errorf("search attribute %s = %v (registered %v), want %v", name, got, ok, typ)
+		}
+	}
+}
+
+func TestWebUI(t *testing.T) {
+	t.Parallel()
+	base := srv.UIAddress()
+	if !strings.HasPrefix(base, "http://127.0.0.1:") || !strings.HasSuffix(base, "/") {
+		t.Fatalf("UIAddress() = %q, want http://127.0.0.1:<port>/", base)
+	}
+	if body := get(t, base); !strings.Contains(strings.ToLower(body), "<html") {
+		t.Errorf("GET %s: not an HTML page: %.200q", base, body)
+	}
+	body := get(t, base+"api/v1/namespaces/"+srv.Namespace()+"/search-attributes")
+	var attrs struct {
+		CustomAttributes map[string]string `json:"customAttributes"`
+	}
+	if err := json.Unmarshal([]byte(body), &attrs); err != nil {
+		t.Fatalf("search attributes from the UI: %v: %.300q", err, body)
+	}
+	if _, ok := attrs.CustomAttributes["BatonState"]; !ok {
+		t.Errorf("UI lists search attributes %v, want BatonState among them", attrs.CustomAttributes)
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s: %.300q", url, resp.Status, body)
+	}
+	return string(body)
+}
+
+func TestFileDatabaseSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "dev.db")
+	ctx := context.Background()
+
+	begin := time.Now()
+	first, err := temporaldev.Start(ctx, &temporaldev.Options{DatabaseFile: file})
+	if err != nil {
+		t.Fatalf("first Start: %v", err)
+	}
+	t.Logf("new file: start %s", time.Since(begin).Round(time.Millisecond))
+	c := newClient(t, first)
+	run := runGreet(t, c, "greet-before-restart")
+	c.Close()
+	begin = time.Now()
+	if err := first.Stop(); err != nil {
+		t.Fatalf("first Stop: %v", err)
+	}
+	t.Logf("stop %s", time.Since(begin).Round(time.Millisecond))
+	if err := first.Stop(); err != nil {
+		t.Fatalf("second Stop of the same server: %v", err)
+	}
+
+	// Restart on the same file, on another port, asking for one more
+	// search attribute: an existing file ignores the ones given at creation.
+	begin = time.Now()
+	second, err := temporaldev.Start(ctx, &temporaldev.Options{
+		DatabaseFile:     file,
+		SearchAttributes: map[string]enums.IndexedValueType{"AfterRestart": enums.INDEXED_VALUE_TYPE_KEYWORD},
+		Retention:        48 * time.Hour,
+	})
+	if err != nil {
+		t.Fatalf("second Start: %v", err)
+	}
+	t.Logf("existing file: start %s", time.Since(begin).Round(time.Millisecond))
+	t.Cleanup(func() { _ = second.Stop() })
+	c = newClient(t, second)
+	desc, err := c.DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID())
+	if err != nil {
+		t.Fatalf("describe the workflow after restart: %v", err)
+	}
+	if got := desc.GetWorkflowExecutionInfo().GetStatus(); got != enums.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		t.Errorf("status after restart = %v, want COMPLETED", got)
+	}
+	want := map[string]enums.IndexedValueType{"AfterRestart": enums.INDEXED_VALUE_TYPE_KEYWORD}
+	for name, typ := range temporaldev.BatonSearchAttributes {
+		want[name] = typ
+	}
+	checkSearchAttributes(t, c, second.Namespace(), want)
+	ns, err := c.WorkflowService().DescribeNamespace(ctx,
+		&workflowservice.DescribeNamespaceRequest{Namespace: second.Namespace()})
+	if err != nil {
+		t.Fatalf("DescribeNamespace: %v", err)
+	}
+	if got := ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(); got != 48*time.Hour {
+		t.Errorf("retention after restart = %s, want 48h", got)
+	}
+}
+
+func TestStartRefuses(t *testing.T) {
+	t.Parallel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	busyPort := busy.Addr().(*net.TCPAddr).Port
+
+	tests := []struct {
+		name string
+		opts temporaldev.Options
+		want string
+	}{
+		{"frontend port in use", temporaldev.Options{FrontendPort: busyPort}, "Options.FrontendPort"},
+		{"folder missing", temporaldev.Options{DatabaseFile: filepath.Join(t.TempDir(), "no", "dev.db")}, "does not exist"},
+		{"retention too short", temporaldev.Options{Retention: time.Minute}, "Options.Retention"},
+		{"bad IP", temporaldev.Options{IP: "localhost"}, "Options.IP"},
+		{"bad UI port", temporaldev.Options{UIPort: 70000}, "Options.UIPort"},
+		{"attribute type clash", temporaldev.Options{SearchAttributes: map[string]enums.IndexedValueType{
+			"BatonState": enums.INDEXED_VALUE_TYPE_TEXT}}, "BatonState"},
+		{"too many attributes", temporaldev.Options{SearchAttributes: tooManyInts()}, "more than"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := temporaldev.Start(context.Background(), &tt.opts)
+			if err == nil {
+				_ = s.Stop()
+				t.Fatalf("Start succeeded, want an error mentioning %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Start error = %q, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func tooManyInts() map[string]enums.IndexedValueType {
+	m := map[string]enums.IndexedValueType{}
+	for i := range 4 {
+		m["Int"+strconv.Itoa(i)] = enums.INDEXED_VALUE_TYPE_INT
+	}
+	return m
+}
