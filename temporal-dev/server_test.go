@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,6 +32,13 @@ var srv *temporaldev.Server
 const extraAttribute = "TestExtra"
 
 func TestMain(m *testing.M) {
+	if file := os.Getenv(childEnv); file != "" {
+		if err := runChild(file); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	begin := time.Now()
 	var err error
@@ -145,6 +153,13 @@ func TestWebUI(t *testing.T) {
 	if _, ok := attrs.CustomAttributes["BatonState"]; !ok {
 		t.Errorf("UI lists search attributes %v, want BatonState among them", attrs.CustomAttributes)
 	}
+
+	// An SRE opens a run.
+	run := runGreet(t, newClient(t, srv), "greet-in-ui")
+	body = get(t, base+"api/v1/namespaces/"+srv.Namespace()+"/workflows/"+run.GetID())
+	if !strings.Contains(body, run.GetRunID()) || !strings.Contains(body, "WORKFLOW_EXECUTION_STATUS_COMPLETED") {
+		t.Errorf("the UI's view of workflow %s lacks its run ID or status: %.500q", run.GetID(), body)
+	}
 }
 
 func get(t *testing.T, url string) string {
@@ -164,62 +179,113 @@ func get(t *testing.T, url string) string {
 	return string(body)
 }
 
+// childEnv names the database file a re-executed test binary runs its
+// server on (see TestMain), for TestFileDatabaseSurvivesRestart.
+const childEnv = "TEMPORALDEV_TEST_CHILD_DB"
+
+// runChild starts a server on file, runs greet to completion, stops the
+// server and prints the workflow's ID and run ID: the part of
+// TestFileDatabaseSurvivesRestart that runs in another process.
+func runChild(file string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := temporaldev.Start(ctx, &temporaldev.Options{DatabaseFile: file})
+	if err != nil {
+		return err
+	}
+	defer s.Stop()
+	c, err := s.NewClient(ctx, client.Options{})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w := worker.New(c, "tq-child", worker.Options{})
+	w.RegisterWorkflow(greet)
+	if err := w.Start(); err != nil {
+		return err
+	}
+	defer w.Stop()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "greet-before-restart", TaskQueue: "tq-child"}, greet, "baton")
+	if err != nil {
+		return err
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		return err
+	}
+	fmt.Println(run.GetID(), run.GetRunID())
+	return nil
+}
+
 func TestFileDatabaseSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "dev.db")
 	ctx := context.Background()
 
-	begin := time.Now()
-	first, err := temporaldev.Start(ctx, &temporaldev.Options{DatabaseFile: file})
+	// A first process creates the file, completes a workflow and stops.
+	exe, err := os.Executable()
 	if err != nil {
-		t.Fatalf("first Start: %v", err)
+		t.Fatal(err)
 	}
-	t.Logf("new file: start %s", time.Since(begin).Round(time.Millisecond))
-	c := newClient(t, first)
-	run := runGreet(t, c, "greet-before-restart")
-	c.Close()
-	begin = time.Now()
-	if err := first.Stop(); err != nil {
-		t.Fatalf("first Stop: %v", err)
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+file)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("first process: %v", err)
 	}
-	t.Logf("stop %s", time.Since(begin).Round(time.Millisecond))
-	if err := first.Stop(); err != nil {
-		t.Fatalf("second Stop of the same server: %v", err)
+	ids := strings.Fields(string(out))
+	if len(ids) != 2 {
+		t.Fatalf("first process printed %q, want a workflow ID and a run ID", out)
 	}
 
-	// Restart on the same file, on another port, asking for one more
-	// search attribute: an existing file ignores the ones given at creation.
-	begin = time.Now()
-	second, err := temporaldev.Start(ctx, &temporaldev.Options{
+	// This process opens the file twice, stopping in between, and asks for
+	// one more search attribute and another retention: an existing file
+	// ignores the ones given at creation.
+	opts := &temporaldev.Options{
 		DatabaseFile:     file,
 		SearchAttributes: map[string]enums.IndexedValueType{"AfterRestart": enums.INDEXED_VALUE_TYPE_KEYWORD},
 		Retention:        48 * time.Hour,
-	})
-	if err != nil {
-		t.Fatalf("second Start: %v", err)
-	}
-	t.Logf("existing file: start %s", time.Since(begin).Round(time.Millisecond))
-	t.Cleanup(func() { _ = second.Stop() })
-	c = newClient(t, second)
-	desc, err := c.DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID())
-	if err != nil {
-		t.Fatalf("describe the workflow after restart: %v", err)
-	}
-	if got := desc.GetWorkflowExecutionInfo().GetStatus(); got != enums.WORKFLOW_EXECUTION_STATUS_COMPLETED {
-		t.Errorf("status after restart = %v, want COMPLETED", got)
 	}
 	want := map[string]enums.IndexedValueType{"AfterRestart": enums.INDEXED_VALUE_TYPE_KEYWORD}
 	for name, typ := range temporaldev.BatonSearchAttributes {
 		want[name] = typ
 	}
-	checkSearchAttributes(t, c, second.Namespace(), want)
-	ns, err := c.WorkflowService().DescribeNamespace(ctx,
-		&workflowservice.DescribeNamespaceRequest{Namespace: second.Namespace()})
-	if err != nil {
-		t.Fatalf("DescribeNamespace: %v", err)
-	}
-	if got := ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(); got != 48*time.Hour {
-		t.Errorf("retention after restart = %s, want 48h", got)
+	for round := range 2 {
+		begin := time.Now()
+		s, err := temporaldev.Start(ctx, opts)
+		if err != nil {
+			t.Fatalf("Start %d on the existing file: %v", round, err)
+		}
+		t.Logf("start %d on the existing file: %s", round, time.Since(begin).Round(time.Millisecond))
+		c, err := s.NewClient(ctx, client.Options{})
+		if err != nil {
+			t.Fatalf("NewClient: %v", err)
+		}
+		desc, err := c.DescribeWorkflowExecution(ctx, ids[0], ids[1])
+		if err != nil {
+			t.Fatalf("describe the workflow after restart %d: %v", round, err)
+		}
+		if got := desc.GetWorkflowExecutionInfo().GetStatus(); got != enums.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+			t.Errorf("status after restart %d = %v, want COMPLETED", round, got)
+		}
+		checkSearchAttributes(t, c, s.Namespace(), want)
+		ns, err := c.WorkflowService().DescribeNamespace(ctx,
+			&workflowservice.DescribeNamespaceRequest{Namespace: s.Namespace()})
+		if err != nil {
+			t.Fatalf("DescribeNamespace: %v", err)
+		}
+		if got := ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(); got != 48*time.Hour {
+			t.Errorf("retention after restart %d = %s, want 48h", round, got)
+		}
+		c.Close()
+		begin = time.Now()
+		if err := s.Stop(); err != nil {
+			t.Fatalf("Stop %d: %v", round, err)
+		}
+		t.Logf("stop %d: %s", round, time.Since(begin).Round(time.Millisecond))
+		if err := s.Stop(); err != nil {
+			t.Fatalf("second Stop of the same server: %v", err)
+		}
 	}
 }
 
