@@ -98,7 +98,6 @@ type Server struct {
 	srv       temporal.Server
 	srvLogger *serverLogger
 	ui        *webUI // nil without UI
-	client    client.Client
 	frontend  string
 	namespace string
 	logger    *slog.Logger // never nil
@@ -138,6 +137,19 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 	} else if err := checkPortFree(net.JoinHostPort(o.IP, strconv.Itoa(frontendPort))); err != nil {
 		return nil, fmt.Errorf("temporaldev: Options.FrontendPort: %w", err)
 	}
+	uiPort := o.UIPort
+	switch {
+	case uiPort == FreePort:
+		ports, err := freePorts(o.IP, 1)
+		if err != nil {
+			return nil, fmt.Errorf("temporaldev: pick a UI port: %w", err)
+		}
+		uiPort = ports[0]
+	case uiPort > 0:
+		if err := checkPortFree(net.JoinHostPort(o.IP, strconv.Itoa(uiPort))); err != nil {
+			return nil, fmt.Errorf("temporaldev: Options.UIPort: %w", err)
+		}
+	}
 	internal, err := freePorts("127.0.0.1", 3)
 	if err != nil {
 		return nil, fmt.Errorf("temporaldev: pick ports for internal services: %w", err)
@@ -170,16 +182,7 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 		_ = s.Stop()
 		return nil, err
 	}
-	if o.UIPort != 0 {
-		uiPort := o.UIPort
-		if uiPort == FreePort {
-			ports, err := freePorts(o.IP, 1)
-			if err != nil {
-				_ = s.Stop()
-				return nil, fmt.Errorf("temporaldev: pick a UI port: %w", err)
-			}
-			uiPort = ports[0]
-		}
+	if uiPort != 0 {
 		ui, err := startUI(ctx, o.IP, uiPort, frontend, o.Namespace)
 		if err != nil {
 			_ = s.Stop()
@@ -369,28 +372,34 @@ func newServer(conf *config.Config, frontend string, internal []int, logger *ser
 // ready waits until the frontend serves the namespace, then registers the
 // search attributes and sets the retention.
 func (s *Server) ready(ctx context.Context, o Options, attrs map[string]enums.IndexedValueType) error {
-	c, err := client.DialContext(ctx, client.Options{
-		HostPort:  s.frontend,
-		Namespace: o.Namespace,
-		Logger:    sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)),
-	})
-	if err != nil {
-		return fmt.Errorf("temporaldev: connect to the frontend at %s: %w", s.frontend, err)
-	}
-	s.client = c
-	// The namespace registry fills shortly after the services start.
+	var c client.Client
 	var desc *workflowservice.DescribeNamespaceResponse
+	// The namespace registry fills shortly after the services start.
 	for {
-		desc, err = c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: o.Namespace})
+		var err error
+		if c == nil {
+			c, err = client.DialContext(ctx, client.Options{
+				HostPort:  s.frontend,
+				Namespace: o.Namespace,
+				Logger:    sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)),
+			})
+		}
 		if err == nil {
-			break
+			desc, err = c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: o.Namespace})
+			if err == nil {
+				break
+			}
 		}
 		select {
 		case <-ctx.Done():
+			if c != nil {
+				c.Close()
+			}
 			return fmt.Errorf("temporaldev: namespace %q not served at %s: %w", o.Namespace, s.frontend, err)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+	defer c.Close()
 	if desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration() != o.Retention {
 		_, err := c.WorkflowService().UpdateNamespace(ctx, &workflowservice.UpdateNamespaceRequest{
 			Namespace: o.Namespace,
@@ -443,9 +452,6 @@ func (s *Server) Stop() error {
 		begin := time.Now()
 		if s.ui != nil {
 			s.ui.stop()
-		}
-		if s.client != nil {
-			s.client.Close()
 		}
 		s.srvLogger.quiet.Store(true)
 		s.stopErr = guard(s.srv.Stop)

@@ -304,6 +304,7 @@ func TestStartRefuses(t *testing.T) {
 		want string
 	}{
 		{"frontend port in use", temporaldev.Options{FrontendPort: busyPort}, "Options.FrontendPort"},
+		{"UI port in use", temporaldev.Options{UIPort: busyPort}, "Options.UIPort"},
 		{"folder missing", temporaldev.Options{DatabaseFile: filepath.Join(t.TempDir(), "no", "dev.db")}, "does not exist"},
 		{"retention too short", temporaldev.Options{Retention: time.Minute}, "Options.Retention"},
 		{"bad IP", temporaldev.Options{IP: "localhost"}, "Options.IP"},
