@@ -1,0 +1,165 @@
+package auth
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// DevKeyFile is the file, inside the data folder of `baton dev`, that holds
+// the master secret of a dev deployment.
+const DevKeyFile = "dev-token.key"
+
+const (
+	devIssuer   = "baton-dev"
+	devAudience = "baton"
+)
+
+// DevIssuer issues and verifies the bearer tokens of `baton dev`: HS256 JWTs
+// signed with a local key, so a dev deployment needs no identity provider.
+type DevIssuer struct {
+	key []byte
+	now func() time.Time
+}
+
+// LoadOrCreateDevKey returns the DevIssuer of the data folder dataDir. Its
+// key is derived from the master secret in dataDir/[DevKeyFile], which is
+// created (mode 0600) with a random key on first use and reused afterwards,
+// so tokens printed by `baton token --data DIR` work with the gateway of DIR.
+func LoadOrCreateDevKey(dataDir string) (*DevIssuer, error) {
+	if dataDir == "" {
+		return nil, fmt.Errorf("dev data folder is empty: pass the folder that `baton dev` uses (--data)")
+	}
+	master, err := LoadOrCreateKey(filepath.Join(dataDir, DevKeyFile))
+	if err != nil {
+		return nil, err
+	}
+	return NewDevIssuer(DeriveKey(master, PurposeDevTokens))
+}
+
+// NewDevIssuer returns a DevIssuer that signs with key, which must be at
+// least [KeySize] bytes.
+func NewDevIssuer(key []byte) (*DevIssuer, error) {
+	if len(key) < KeySize {
+		return nil, fmt.Errorf("dev token key is %d bytes, want at least %d: use LoadOrCreateDevKey or DeriveKey", len(key), KeySize)
+	}
+	return &DevIssuer{key: append([]byte(nil), key...), now: time.Now}, nil
+}
+
+type devClaims struct {
+	Sub    string   `json:"sub"`
+	Kind   Kind     `json:"kind"`
+	Groups []string `json:"groups,omitempty"`
+	Iat    int64    `json:"iat"`
+	Exp    int64    `json:"exp"`
+	Iss    string   `json:"iss"`
+	Aud    string   `json:"aud"`
+}
+
+// devHeader is the fixed header of every dev token: {"alg":"HS256","typ":"JWT"}.
+var devHeader = b64.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
+
+// Issue returns a token for id valid for ttl. A person's email is lowercased.
+func (d *DevIssuer) Issue(id Identity, ttl time.Duration) (string, error) {
+	id, err := id.Normalize()
+	if err != nil {
+		return "", err
+	}
+	if ttl < time.Second {
+		return "", fmt.Errorf("dev token lifetime is %v: give at least one second", ttl)
+	}
+	now := d.now()
+	payload, err := json.Marshal(devClaims{
+		Sub:    id.ID,
+		Kind:   id.Kind,
+		Groups: id.Groups,
+		Iat:    now.Unix(),
+		Exp:    now.Add(ttl).Unix(),
+		Iss:    devIssuer,
+		Aud:    devAudience,
+	})
+	if err != nil {
+		return "", fmt.Errorf("encode dev token: %w", err)
+	}
+	input := devHeader + "." + b64.EncodeToString(payload)
+	return input + "." + b64.EncodeToString(d.sign(input)), nil
+}
+
+func (d *DevIssuer) sign(input string) []byte {
+	m := hmac.New(sha256.New, d.key)
+	m.Write([]byte(input))
+	return m.Sum(nil)
+}
+
+// Verify checks a token made by [DevIssuer.Issue] with this issuer's key:
+// its signature, expiry (with a small allowance for clock skew), issuer,
+// audience and identity. d.Verify is a [Verifier].
+func (d *DevIssuer) Verify(_ context.Context, token string) (*Identity, time.Time, error) {
+	j, err := parseJWS(token)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if j.header.Alg != "HS256" {
+		return nil, time.Time{}, fmt.Errorf("%w: dev tokens are HS256, this one says %q", ErrInvalidToken, j.header.Alg)
+	}
+	if !hmac.Equal(j.signature, d.sign(j.signingInput)) {
+		return nil, time.Time{}, fmt.Errorf("%w: signature does not match this dev server's key; get a token with `baton token --data` for this server's data folder", ErrInvalidToken)
+	}
+	c, err := decodeClaims(j.payload)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	exp, err := c.checkTimes(d.now())
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if err := c.checkIssuer(devIssuer); err != nil {
+		return nil, time.Time{}, err
+	}
+	if err := c.checkAudience(devAudience); err != nil {
+		return nil, time.Time{}, err
+	}
+	id, err := identityFromClaims(c, "sub", "sub", "kind", "groups", "")
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return id, exp, nil
+}
+
+// identityFromClaims builds an identity from the named claims. The kind claim
+// is required unless defaultKind is set. A person's ID comes from personIDClaim.
+func identityFromClaims(c claims, idClaim, personIDClaim, kindClaim, groupsClaim string, defaultKind Kind) (*Identity, error) {
+	kind, ok, err := c.str(kindClaim)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if defaultKind == "" {
+			return nil, fmt.Errorf("%w: token has no %q claim saying whether the caller is an agent, person or operator", ErrInvalidToken, kindClaim)
+		}
+		kind = string(defaultKind)
+	}
+	if Kind(kind) == KindPerson {
+		idClaim = personIDClaim
+	}
+	sub, ok, err := c.str(idClaim)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || sub == "" {
+		return nil, fmt.Errorf("%w: token has no %q claim naming the caller", ErrInvalidToken, idClaim)
+	}
+	groups, err := c.stringList(groupsClaim)
+	if err != nil {
+		return nil, err
+	}
+	id, err := Identity{ID: sub, Kind: Kind(kind), Groups: groups}.Normalize()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+	}
+	return &id, nil
+}
