@@ -43,7 +43,9 @@ func FuzzParse(f *testing.F) {
 			if !errors.As(err, &pe) || len(pe.Issues) == 0 {
 				t.Fatalf("refusal without issues: %v", err)
 			}
-			lines := bytes.Count(src, []byte("\n")) + 1
+			// YAML counts a lone carriage return as a line break too, and
+			// so do most editors.
+			lines := bytes.Count(src, []byte("\n")) + bytes.Count(src, []byte("\r")) - bytes.Count(src, []byte("\r\n")) + 1
 			for _, is := range pe.Issues {
 				if is.Message == "" || is.Line < 0 || is.Column < 0 || is.Line > lines {
 					t.Fatalf("bad issue %+v in a file of %d lines", is, lines)

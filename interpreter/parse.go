@@ -404,7 +404,7 @@ func (b *processBuilder) field(v *fmValue, path string, item bool) *Field {
 	case jsonString:
 		t := Type(v.str)
 		if !t.Valid() {
-			b.is.at(v, "%s: unknown type %q (one of %s)", path, v.str, typeList)
+			b.is.at(v, "%s: unknown type %q", path, v.str)
 			return nil
 		}
 		return &Field{Type: t, Short: true}
@@ -426,7 +426,7 @@ func (b *processBuilder) field(v *fmValue, path string, item bool) *Field {
 	}
 	f.Type = Type(ts)
 	if !f.Type.Valid() {
-		b.is.at(tv, "%s.type: unknown type %q (one of %s)", path, ts, typeList)
+		b.is.at(tv, "%s.type: unknown type %q", path, ts)
 		return nil
 	}
 	if d := v.get("description"); d != nil {
@@ -452,8 +452,6 @@ func (b *processBuilder) field(v *fmValue, path string, item bool) *Field {
 	return f
 }
 
-// typeList names the eight types for messages.
-var typeList = "string, number, boolean, date, datetime, list, object, person"
 
 // oneOf reads a field's allowed values, each of the field's type.
 func (b *processBuilder) oneOf(m *fmMember, t Type, path string) []any {

@@ -184,9 +184,9 @@ var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // parseFrontmatter decodes the frontmatter into a value tree. Issues found
 // along the way (duplicate keys, tags, aliases, non-finite numbers) are added
-// to is; the tree is still returned where it can be, with the offending parts
-// dropped, so later checks can report more. A nil tree means the YAML could
-// not be read at all.
+// to is; the tree is still returned, the offending values marked jsonInvalid
+// and duplicate keys dropped, so later checks can report more without
+// repeating them. A nil tree means the YAML could not be read at all.
 func parseFrontmatter(doc fmDocument, is *issueList) *fmValue {
 	root, err := decodeYAML(doc.front)
 	if err != nil {
