@@ -452,7 +452,6 @@ func (b *processBuilder) field(v *fmValue, path string, item bool) *Field {
 	return f
 }
 
-
 // oneOf reads a field's allowed values, each of the field's type.
 func (b *processBuilder) oneOf(m *fmMember, t Type, path string) []any {
 	if t == TypeList || t == TypeObject {
