@@ -56,8 +56,8 @@ func (c Decide) argumentIssues() []string {
 }
 
 func (c Decide) apply(m *Machine, now time.Time) (any, error) {
-	if issues := c.argumentIssues(); len(issues) > 0 {
-		return nil, refuse(CodeInvalid, "These decide arguments do not go together: "+strings.Join(issues, "; ")+".", issues...)
+	if err := CheckDecideArguments(c); err != nil {
+		return nil, err
 	}
 	it := m.item(c.WorkItemID)
 	if it != nil && !hasString(it.Kind.Decisions(), c.Decision) {
@@ -194,4 +194,14 @@ func (m *Machine) rework(approval *Step, target string, now time.Time) {
 	}
 	*tr = StepRun{ID: tr.ID}
 	m.activate(t.ID, now)
+}
+
+// CheckDecideArguments refuses, as invalid, the argument combinations
+// decide forbids whatever the run's state (SPEC-DECISIONS §1). A host can
+// call it before it reaches the run.
+func CheckDecideArguments(c Decide) error {
+	if issues := c.argumentIssues(); len(issues) > 0 {
+		return refuse(CodeInvalid, "These decide arguments do not go together: "+strings.Join(issues, "; ")+".", issues...)
+	}
+	return nil
 }

@@ -1,0 +1,211 @@
+// Package gateway is Baton's MCP server: the fourteen tools of the
+// agentprocess specification over Streamable HTTP, with OAuth bearer
+// tokens, idempotency by requestId, the process registry, uploads and
+// listings. It reaches runs only through the Temporal client and keeps its
+// own state in PostgreSQL (gateway/store).
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.temporal.io/sdk/client"
+
+	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/interpreter"
+	"github.com/baton-run/baton/workflows"
+)
+
+// Version is the server version reported to MCP clients.
+const Version = "0.1.0"
+
+// Options configure a gateway. Every field has a default.
+type Options struct {
+	// Org is the one organization this deployment serves. Default "o_default".
+	Org string
+	// BaseURL is the gateway's public URL, used for file links and the
+	// protected-resource metadata. Default "http://127.0.0.1:8080".
+	BaseURL string
+	// TaskQueue is where runs' workflows are started. Default "baton".
+	TaskQueue string
+	// Lease is the claim lease length. Default 10 minutes.
+	Lease time.Duration
+	// MaxUploadBytes caps an upload's decoded size. Default 10 MiB.
+	MaxUploadBytes int
+	// RunDataBytes caps a run's data. Default 262144.
+	RunDataBytes int
+	// Operators is the group that receives escalations. Default "operators".
+	Operators string
+	// Profiles are the profiles offered. Default parallel-1. check-1 is
+	// offered only with an evaluator, which this server does not have yet.
+	Profiles []string
+	// Secret is the master key for claim tokens and file links. Default: a
+	// random key, so tokens do not survive a restart.
+	Secret []byte
+	// FileURLTTL is how long a file link stays valid. Default 15 minutes.
+	FileURLTTL time.Duration
+	// AuthServers are listed in the protected-resource metadata.
+	AuthServers []string
+	// Logger receives request failures. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *Options) defaults() error {
+	if o.Org == "" {
+		o.Org = "o_default"
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = "http://127.0.0.1:8080"
+	}
+	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
+	if o.TaskQueue == "" {
+		o.TaskQueue = workflows.DefaultTaskQueue
+	}
+	if o.Lease == 0 {
+		o.Lease = 10 * time.Minute
+	}
+	if o.Lease < time.Second {
+		return fmt.Errorf("gateway: Lease %v is under the minimum of 1s", o.Lease)
+	}
+	if o.MaxUploadBytes == 0 {
+		o.MaxUploadBytes = 10 << 20
+	}
+	if o.RunDataBytes == 0 {
+		o.RunDataBytes = interpreter.DefaultRunDataBytes
+	}
+	if o.Operators == "" {
+		o.Operators = "operators"
+	}
+	if o.Profiles == nil {
+		o.Profiles = []string{interpreter.ProfileParallel}
+	}
+	for _, p := range o.Profiles {
+		if p != interpreter.ProfileParallel {
+			return fmt.Errorf("gateway: profile %q is not offered by this server (only %s)", p, interpreter.ProfileParallel)
+		}
+	}
+	if len(o.Secret) == 0 {
+		o.Secret = make([]byte, 32)
+		if _, err := rand.Read(o.Secret); err != nil {
+			return err
+		}
+	}
+	if o.FileURLTTL == 0 {
+		o.FileURLTTL = 15 * time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return nil
+}
+
+// Gateway serves the MCP tools.
+type Gateway struct {
+	store    *store.Store
+	temporal client.Client
+	verify   auth.Verifier
+	opts     Options
+	schemas  map[string]toolSchema
+	tokens   *auth.ClaimTokens
+	files    *auth.FileURLs
+	server   *mcp.Server
+
+	mu        sync.Mutex
+	processes map[string]*interpreter.Process // "name@version" → parsed
+}
+
+// New returns a gateway over its store, a Temporal client and a token
+// verifier. Nil options mean defaults.
+func New(s *store.Store, c client.Client, verify auth.Verifier, opts *Options) (*Gateway, error) {
+	if s == nil || c == nil || verify == nil {
+		return nil, fmt.Errorf("gateway: store, Temporal client and verifier are required")
+	}
+	g := &Gateway{store: s, temporal: c, verify: verify, processes: map[string]*interpreter.Process{}}
+	if opts != nil {
+		g.opts = *opts
+	}
+	if err := g.opts.defaults(); err != nil {
+		return nil, err
+	}
+	schemas, err := loadSchemas()
+	if err != nil {
+		return nil, err
+	}
+	g.schemas = schemas
+	if g.tokens, err = auth.NewClaimTokens(auth.DeriveKey(g.opts.Secret, "claim-tokens")); err != nil {
+		return nil, err
+	}
+	if g.files, err = auth.NewFileURLs(auth.DeriveKey(g.opts.Secret, "file-urls"), g.opts.BaseURL, g.opts.FileURLTTL); err != nil {
+		return nil, err
+	}
+	g.server = mcp.NewServer(&mcp.Implementation{Name: "baton", Version: Version}, &mcp.ServerOptions{
+		Instructions: "Baton runs agentprocess processes. Call describe first, then get_work to find steps to claim.",
+	})
+	g.addTools()
+	return g, nil
+}
+
+// Offer is what this gateway offers, for publication checks.
+func (g *Gateway) Offer() interpreter.Offer {
+	return interpreter.Offer{Profiles: g.opts.Profiles, Tools: toolNames}
+}
+
+// Org is the organization the gateway serves.
+func (g *Gateway) Org() string { return g.opts.Org }
+
+// Handler serves /mcp (bearer tokens required), the RFC 9728 metadata
+// document and signed file links.
+func (g *Gateway) Handler() http.Handler {
+	metadataURL := g.opts.BaseURL + "/.well-known/oauth-protected-resource"
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
+		Stateless:           true,
+		JSONResponse:        true,
+		MaxRequestBodyBytes: int64(g.opts.MaxUploadBytes)*4/3 + 1<<20,
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", auth.Middleware(g.verify, metadataURL)(mcpHandler))
+	mux.Handle("/.well-known/oauth-protected-resource", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers))
+	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers))
+	mux.HandleFunc("GET /files/{id}", g.serveFile)
+	return mux
+}
+
+// newID returns a fresh random id with a prefix.
+func newID(prefix string) string {
+	b := make([]byte, 10)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// process returns a published version's parsed definition.
+func (g *Gateway) process(ctx context.Context, name string, version int) (*interpreter.Process, store.ProcessVersion, error) {
+	pv, err := g.store.GetVersion(ctx, g.opts.Org, name, version)
+	if err != nil {
+		return nil, pv, err
+	}
+	key := fmt.Sprintf("%s@%d", pv.Name, pv.Version)
+	g.mu.Lock()
+	p := g.processes[key]
+	g.mu.Unlock()
+	if p != nil {
+		return p, pv, nil
+	}
+	p = &interpreter.Process{}
+	if err := json.Unmarshal(pv.Definition, p); err != nil {
+		return nil, pv, fmt.Errorf("process %s: %w", key, err)
+	}
+	g.mu.Lock()
+	g.processes[key] = p
+	g.mu.Unlock()
+	return p, pv, nil
+}

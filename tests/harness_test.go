@@ -1,0 +1,271 @@
+// Package tests holds Baton's end-to-end tests: a real PostgreSQL, the
+// embedded Temporal server, the worker and the gateway over real HTTP, and
+// the MCP Go SDK's client with bearer tokens. Every tool result is checked
+// against the official core-2 schemas.
+package tests
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/baton-run/baton/activities"
+	"github.com/baton-run/baton/gateway"
+	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/interpreter"
+	temporaldev "github.com/baton-run/baton/temporal-dev"
+	"github.com/baton-run/baton/workflows"
+)
+
+var temporal *temporaldev.Server
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	srv, err := temporaldev.Start(ctx, nil)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start temporal:", err)
+		os.Exit(1)
+	}
+	temporal = srv
+	code := m.Run()
+	_ = srv.Stop()
+	pgtest.StopShared()
+	os.Exit(code)
+}
+
+var queues atomic.Int64
+
+// baton is one running Baton: its own database, task queue, worker and
+// gateway.
+type baton struct {
+	t        *testing.T
+	url      string
+	store    *store.Store
+	temporal client.Client
+	issuer   *auth.DevIssuer
+	gateway  *gateway.Gateway
+	registry *gateway.Registry
+}
+
+type options struct {
+	lease time.Duration
+}
+
+func start(t *testing.T, o options) *baton {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := temporal.NewClient(ctx, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	queue := fmt.Sprintf("baton-test-%d", queues.Add(1))
+	w := worker.New(c, queue, worker.Options{})
+	workflows.Register(w)
+	acts, err := activities.New(st, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts.Register(w)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	issuer, err := auth.NewDevIssuer(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	if o.lease == 0 {
+		o.lease = 10 * time.Minute
+	}
+	g, err := gateway.New(st, c, issuer.Verify, &gateway.Options{
+		Org: "o_test", BaseURL: srv.URL, TaskQueue: queue, Lease: o.lease, Secret: key,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = g.Handler()
+	return &baton{
+		t: t, url: srv.URL, store: st, temporal: c, issuer: issuer, gateway: g,
+		registry: gateway.NewRegistry(st, "o_test", g.Offer()),
+	}
+}
+
+// publish imports and publishes a process from source, binding every role
+// to the group of the same name.
+func (b *baton) publish(src string) store.ProcessVersion {
+	b.t.Helper()
+	d, err := b.registry.Import(context.Background(), []byte(src), "", "u_admin")
+	if err != nil {
+		b.t.Fatalf("import: %v", err)
+	}
+	pv, err := b.registry.Publish(context.Background(), d.Process.Name, "u_admin", true)
+	if err != nil {
+		b.t.Fatalf("publish: %v", err)
+	}
+	return pv
+}
+
+// publishFixture publishes one of the conformance fixtures from its folder.
+func (b *baton) publishFixture(name string) store.ProcessVersion {
+	b.t.Helper()
+	pv, _, err := b.registry.ImportAndPublish(context.Background(), filepath.Dir(fixturePath(b.t, name)), "u_admin", nil)
+	if err != nil {
+		b.t.Fatalf("publish %s: %v", name, err)
+	}
+	return pv
+}
+
+func fixturePath(t *testing.T, name string) string {
+	return filepath.Join(spectest.SharedDir(t), "conformance", "fixtures", name, "PROCESS.md")
+}
+
+// bearer adds the token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// user is an MCP client session for one identity.
+type user struct {
+	t  *testing.T
+	b  *baton
+	id auth.Identity
+	cs *mcp.ClientSession
+}
+
+var (
+	agentID    = auth.Identity{ID: "a_screener", Kind: auth.KindAgent}
+	agent2ID   = auth.Identity{ID: "a_second", Kind: auth.KindAgent}
+	operatorID = auth.Identity{ID: "u_ops", Kind: auth.KindOperator}
+)
+
+func personID(email string, groups ...string) auth.Identity {
+	return auth.Identity{ID: email, Kind: auth.KindPerson, Groups: groups}
+}
+
+func (b *baton) token(id auth.Identity) string {
+	b.t.Helper()
+	tok, err := b.issuer.Issue(id, time.Hour)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return tok
+}
+
+func (b *baton) connect(id auth.Identity) *user {
+	b.t.Helper()
+	cl := mcp.NewClient(&mcp.Implementation{Name: "baton-e2e", Version: "0"}, nil)
+	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint:   b.url + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{b.token(id), http.DefaultTransport}},
+		MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		b.t.Fatalf("connect as %s: %v", id.ID, err)
+	}
+	b.t.Cleanup(func() { _ = cs.Close() })
+	return &user{t: b.t, b: b, id: id, cs: cs}
+}
+
+// reply is one tool result's envelope.
+type reply struct {
+	OK    bool               `json:"ok"`
+	Data  json.RawMessage    `json:"data"`
+	Error *interpreter.Error `json:"error"`
+}
+
+// call calls a tool and checks its result against the official schemas,
+// success or error.
+func (u *user) call(tool string, args map[string]any) reply {
+	u.t.Helper()
+	res, err := u.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		u.t.Fatalf("%s: %v", tool, err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	var r reply
+	if err := decodeExact([]byte(text), &r); err != nil {
+		u.t.Fatalf("%s: result is not JSON: %v\n%s", tool, err, text)
+	}
+	if res.IsError == r.OK {
+		u.t.Errorf("%s: isError %v with ok %v", tool, res.IsError, r.OK)
+	}
+	spectest.ValidateToolResult(u.t, tool, json.RawMessage(text))
+	return r
+}
+
+// ok calls a tool that must succeed and decodes its data into out.
+func (u *user) ok(tool string, args map[string]any, out any) {
+	u.t.Helper()
+	r := u.call(tool, args)
+	if !r.OK {
+		u.t.Fatalf("%s as %s: refused: %+v", tool, u.id.ID, r.Error)
+	}
+	if out != nil {
+		if err := decodeExact(r.Data, out); err != nil {
+			u.t.Fatalf("%s: %v", tool, err)
+		}
+	}
+}
+
+// refused calls a tool that must be refused with code (and issues, when
+// given).
+func (u *user) refused(tool string, args map[string]any, code interpreter.Code, issues ...string) *interpreter.Error {
+	u.t.Helper()
+	r := u.call(tool, args)
+	if r.OK {
+		u.t.Fatalf("%s as %s: accepted, want %s", tool, u.id.ID, code)
+	}
+	if r.Error.Code != code || (issues != nil && strings.Join(r.Error.Issues, "|") != strings.Join(issues, "|")) {
+		u.t.Fatalf("%s as %s: got %+v, want %s %q", tool, u.id.ID, r.Error, code, issues)
+	}
+	return r.Error
+}
+
+var reqs atomic.Int64
+
+func rid() string { return fmt.Sprintf("req-%d-%d", time.Now().UnixNano(), reqs.Add(1)) }
+
+func decodeExact(b []byte, v any) error {
+	d := json.NewDecoder(strings.NewReader(string(b)))
+	d.UseNumber()
+	return d.Decode(v)
+}
