@@ -221,4 +221,3 @@ func (g *Gateway) decide(ctx context.Context, c *call) (any, error) {
 		return g.viewWithURLs(v)
 	})
 }
-
