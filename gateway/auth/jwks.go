@@ -50,9 +50,9 @@ type JWKSOptions struct {
 	DefaultKind Kind
 	// HTTPClient fetches JWKSURL. Default: a client with a 10-second timeout.
 	HTTPClient *http.Client
-	// RefreshInterval is the least time between two fetches of JWKSURL. A
-	// token signed by a key the verifier does not know makes it fetch the set
-	// again, at most this often. Default 1 minute.
+	// RefreshInterval is the least time between two fetches of JWKSURL after
+	// the first. A token signed by a key the verifier does not know makes it
+	// fetch the set again, at most this often. Default 1 minute.
 	RefreshInterval time.Duration
 	// MaxKeyAge is how long fetched keys are used before the set is fetched
 	// again, so that keys the issuer withdrew stop working. If that fetch
@@ -124,7 +124,6 @@ func NewJWKSVerifier(ctx context.Context, opts *JWKSOptions) (Verifier, error) {
 	var err error
 	if o.JWKSURL != "" {
 		set, err = v.fetch(ctx)
-		v.lastFetch = time.Now()
 	} else {
 		set, err = parseJWKS(o.JWKS)
 		if err != nil {
@@ -159,8 +158,8 @@ type jwksVerifier struct {
 	opts JWKSOptions
 	set  atomic.Pointer[keySet]
 
-	fetchMu   sync.Mutex // serializes fetches; guards lastFetch
-	lastFetch time.Time  // when the last fetch was attempted
+	fetchMu   sync.Mutex // serializes refreshes; guards lastFetch
+	lastFetch time.Time  // when the last refresh was attempted
 }
 
 type keySet struct {
