@@ -66,6 +66,9 @@ func FuzzParse(f *testing.F) {
 		if !json.Valid(p.Frontmatter) {
 			t.Fatalf("frontmatter is not JSON: %s", p.Frontmatter)
 		}
+		if want := viaTransform(t, frontmatterTree(t, src)); !bytes.Equal(p.Frontmatter, want) {
+			t.Fatalf("canonical JSON differs from jcs.Transform:\n got %s\nwant %s", p.Frontmatter, want)
+		}
 		if !bytes.HasSuffix(src, []byte(p.Body)) {
 			t.Fatalf("body %q is not the end of the file", p.Body)
 		}

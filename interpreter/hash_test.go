@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/gowebpki/jcs"
 )
 
 // TestHashFixtures pins every fixture's hash, checks the body is every byte
@@ -118,5 +120,64 @@ func TestHashNumbersAsDoubles(t *testing.T) {
 	}
 	if got := p.Inputs.Lookup("n").OneOf; len(got) != 2 || got[0] != any(json.Number("9007199254740993")) {
 		t.Errorf("one_of %#v", got)
+	}
+}
+
+// viaTransform is the reference canonical form: the tree printed as JSON and
+// canonicalized by jcs.Transform.
+func viaTransform(t testing.TB, root *fmValue) []byte {
+	var buf bytes.Buffer
+	fmWriteJSON(&buf, root)
+	out, err := jcs.Transform(buf.Bytes())
+	if err != nil {
+		t.Fatalf("jcs.Transform(%s): %v", buf.Bytes(), err)
+	}
+	return out
+}
+
+// frontmatterTree parses a file's frontmatter into its tree.
+func frontmatterTree(t testing.TB, src []byte) *fmValue {
+	doc, issue := splitDocument(src)
+	if issue != nil {
+		t.Fatal(issue)
+	}
+	is := &issueList{}
+	root := parseFrontmatter(doc, is)
+	if len(is.list) > 0 || root == nil {
+		t.Fatalf("issues %v", is.list)
+	}
+	return root
+}
+
+// TestCanonicalJSONMatchesTransform checks the direct canonical writer
+// against jcs.Transform on the fixtures and on values chosen to stress key
+// order, escapes and numbers.
+func TestCanonicalJSONMatchesTransform(t *testing.T) {
+	t.Parallel()
+	srcs := map[string]string{
+		"keys":    "---\n\"\\U0001F600\": 1\n\"\\uFFFD\": 2\n\"\\uE000\": 3\nb: 4\nB: 5\n\"\": 6\naa: 7\na: 8\n\"\\u00e9\": 9\n---\n",
+		"strings": "---\ns: \"tab\\there \\\"q\\\" back\\\\slash \\b\\f\\r\\n \\x01 \\x1f \\x7f \\u2028 <>& é 😀\"\n---\n",
+		"numbers": "---\nn: [0, -0, 1.0, 2.50, 1e21, 1e-7, 123456789012345678901234567890, 9007199254740993, 0.1, 5e-324, 1.7976931348623157e308, 0x7FFFFFFFFFFFFFFF, 0o777, 1e+2, -12.5e-3]\n---\n",
+		"nested":  "---\na: {z: [1, {y: null, x: true}], m: false}\n---\n",
+	}
+	for name, src := range srcs {
+		root := frontmatterTree(t, []byte(src))
+		got, err := canonicalJSON(root)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if want := viaTransform(t, root); !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+		}
+	}
+	for _, f := range fixtures(t) {
+		root := frontmatterTree(t, f.src)
+		got, err := canonicalJSON(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := viaTransform(t, root); !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got %s\nwant %s", f.name, got, want)
+		}
 	}
 }

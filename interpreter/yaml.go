@@ -220,7 +220,7 @@ func parseFrontmatter(doc fmDocument, is *issueList) *fmValue {
 		root = root.Content[0]
 	}
 	c := fmConverter{issues: is, lineOff: doc.frontLine - 1}
-	return c.convert(root, "")
+	return c.convert(root)
 }
 
 // decodeYAML reads exactly one YAML document into a node. yaml.v3 can panic
@@ -254,6 +254,37 @@ func decodeYAML(src []byte) (root *yaml.Node, err error) {
 type fmConverter struct {
 	issues  *issueList
 	lineOff int
+	// stack is the path to the node being converted; it is rendered only
+	// for a message.
+	stack []fmPathSeg
+}
+
+// fmPathSeg is one step of a path: a mapping key, or a list index when
+// key is empty and index >= 0.
+type fmPathSeg struct {
+	key   string
+	index int
+}
+
+// path renders the current path, "frontmatter" at the top.
+func (c *fmConverter) path() string {
+	if len(c.stack) == 0 {
+		return "frontmatter"
+	}
+	var b strings.Builder
+	for i, s := range c.stack {
+		if s.index >= 0 {
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(s.index))
+			b.WriteByte(']')
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s.key)
+	}
+	return b.String()
 }
 
 func (c *fmConverter) pos(n *yaml.Node) (int, int) {
@@ -268,17 +299,17 @@ func (c *fmConverter) invalid(n *yaml.Node) *fmValue {
 
 // convert returns the value for n at path; a node that cannot be a value is
 // reported and comes back as jsonInvalid.
-func (c *fmConverter) convert(n *yaml.Node, path string) *fmValue {
+func (c *fmConverter) convert(n *yaml.Node) *fmValue {
 	line, col := c.pos(n)
 	if n.Kind == yaml.AliasNode || n.Anchor != "" {
-		c.issues.add(line, col, "%s: anchors and aliases are not allowed", fmPathOr(path, "frontmatter"))
+		c.issues.add(line, col, "%s: anchors and aliases are not allowed", c.path())
 		return c.invalid(n)
 	}
 	tagged := n.Style&yaml.TaggedStyle != 0
 	switch n.Kind {
 	case yaml.MappingNode:
 		if tagged && n.Tag != "!!map" {
-			c.issues.add(line, col, "%s: tag %s cannot be used on a mapping", fmPathOr(path, "frontmatter"), n.Tag)
+			c.issues.add(line, col, "%s: tag %s cannot be used on a mapping", c.path(), n.Tag)
 			return c.invalid(n)
 		}
 		v := &fmValue{kind: jsonObject, line: line, col: col}
@@ -286,43 +317,46 @@ func (c *fmConverter) convert(n *yaml.Node, path string) *fmValue {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			kn, vn := n.Content[i], n.Content[i+1]
 			kl, kc := c.pos(kn)
-			key, ok := c.key(kn, path)
+			key, ok := c.key(kn)
 			if !ok {
 				continue
 			}
-			kp := fmJoinPath(path, key)
+			c.stack = append(c.stack, fmPathSeg{key: key, index: -1})
 			if at, dup := first[key]; dup {
-				c.issues.add(kl, kc, "%s: duplicate key, first at line %d", kp, at[0])
+				c.issues.add(kl, kc, "%s: duplicate key, first at line %d", c.path(), at[0])
+				c.stack = c.stack[:len(c.stack)-1]
 				continue
 			}
 			first[key] = [2]int{kl, kc}
-			val := c.convert(vn, kp)
+			val := c.convert(vn)
+			c.stack = c.stack[:len(c.stack)-1]
 			v.members = append(v.members, fmMember{key: key, keyLine: kl, keyCol: kc, val: val})
 		}
 		return v
 	case yaml.SequenceNode:
 		if tagged && n.Tag != "!!seq" {
-			c.issues.add(line, col, "%s: tag %s cannot be used on a list", fmPathOr(path, "frontmatter"), n.Tag)
+			c.issues.add(line, col, "%s: tag %s cannot be used on a list", c.path(), n.Tag)
 			return c.invalid(n)
 		}
 		v := &fmValue{kind: jsonArray, line: line, col: col, arr: make([]*fmValue, 0, len(n.Content))}
 		for i, e := range n.Content {
-			ev := c.convert(e, fmt.Sprintf("%s[%d]", path, i))
+			c.stack = append(c.stack, fmPathSeg{index: i})
+			ev := c.convert(e)
+			c.stack = c.stack[:len(c.stack)-1]
 			v.arr = append(v.arr, ev)
 		}
 		return v
 	case yaml.ScalarNode:
-		return c.scalar(n, path)
+		return c.scalar(n)
 	}
-	c.issues.add(line, col, "%s: unexpected YAML node", fmPathOr(path, "frontmatter"))
+	c.issues.add(line, col, "%s: unexpected YAML node", c.path())
 	return c.invalid(n)
 }
 
 // scalar resolves one scalar node.
-func (c *fmConverter) scalar(n *yaml.Node, path string) *fmValue {
+func (c *fmConverter) scalar(n *yaml.Node) *fmValue {
 	line, col := c.pos(n)
 	v := &fmValue{line: line, col: col}
-	p := fmPathOr(path, "frontmatter")
 	tag := ""
 	switch {
 	case n.Style&yaml.TaggedStyle != 0:
@@ -333,13 +367,13 @@ func (c *fmConverter) scalar(n *yaml.Node, path string) *fmValue {
 	s := n.Value
 	switch tag {
 	case "":
-		return c.plain(v, s, p)
+		return c.plain(v, s)
 	case "!!str":
 		v.kind, v.str = jsonString, s
 		return v
 	case "!!null":
 		if !isCoreNull(s) {
-			c.issues.add(line, col, "%s: %q is not a !!null", p, s)
+			c.issues.add(line, col, "%s: %q is not a !!null", c.path(), s)
 			return c.invalid(n)
 		}
 		v.kind = jsonNull
@@ -347,7 +381,7 @@ func (c *fmConverter) scalar(n *yaml.Node, path string) *fmValue {
 	case "!!bool":
 		b, ok := coreBool(s)
 		if !ok {
-			c.issues.add(line, col, "%s: %q is not a !!bool", p, s)
+			c.issues.add(line, col, "%s: %q is not a !!bool", c.path(), s)
 			return c.invalid(n)
 		}
 		v.kind, v.b = jsonBool, b
@@ -355,7 +389,7 @@ func (c *fmConverter) scalar(n *yaml.Node, path string) *fmValue {
 	case "!!int":
 		num, ok := coreInt(s)
 		if !ok {
-			c.issues.add(line, col, "%s: %q is not a !!int", p, s)
+			c.issues.add(line, col, "%s: %q is not a !!int", c.path(), s)
 			return c.invalid(n)
 		}
 		v.kind, v.str = jsonNumber, num
@@ -366,22 +400,22 @@ func (c *fmConverter) scalar(n *yaml.Node, path string) *fmValue {
 			return v
 		}
 		if isCoreSpecialFloat(s) {
-			c.issues.add(line, col, "%s: %s is not a JSON number", p, s)
+			c.issues.add(line, col, "%s: %s is not a JSON number", c.path(), s)
 			return c.invalid(n)
 		}
 		num, ok := coreFloat(s)
 		if !ok {
-			c.issues.add(line, col, "%s: %q is not a !!float", p, s)
+			c.issues.add(line, col, "%s: %q is not a !!float", c.path(), s)
 			return c.invalid(n)
 		}
-		return c.number(v, num, p)
+		return c.number(v, num)
 	}
-	c.issues.add(line, col, "%s: unknown tag %s", p, tag)
+	c.issues.add(line, col, "%s: unknown tag %s", c.path(), tag)
 	return c.invalid(n)
 }
 
 // plain resolves an untagged plain scalar by the core schema.
-func (c *fmConverter) plain(v *fmValue, s, p string) *fmValue {
+func (c *fmConverter) plain(v *fmValue, s string) *fmValue {
 	if isCoreNull(s) {
 		v.kind = jsonNull
 		return v
@@ -395,12 +429,12 @@ func (c *fmConverter) plain(v *fmValue, s, p string) *fmValue {
 		return v
 	}
 	if isCoreSpecialFloat(s) {
-		c.issues.add(v.line, v.col, "%s: %s is not a JSON number", p, s)
+		c.issues.add(v.line, v.col, "%s: %s is not a JSON number", c.path(), s)
 		v.kind = jsonInvalid
 		return v
 	}
 	if num, ok := coreFloat(s); ok {
-		return c.number(v, num, p)
+		return c.number(v, num)
 	}
 	v.kind, v.str = jsonString, s
 	return v
@@ -408,9 +442,9 @@ func (c *fmConverter) plain(v *fmValue, s, p string) *fmValue {
 
 // number records a float's JSON text, refusing values a float64 cannot hold
 // (the content hash reads every number as a float64).
-func (c *fmConverter) number(v *fmValue, num, p string) *fmValue {
+func (c *fmConverter) number(v *fmValue, num string) *fmValue {
 	if _, err := strconv.ParseFloat(num, 64); err != nil {
-		c.issues.add(v.line, v.col, "%s: number out of range", p)
+		c.issues.add(v.line, v.col, "%s: number out of range", c.path())
 		v.kind = jsonInvalid
 		return v
 	}
@@ -419,22 +453,21 @@ func (c *fmConverter) number(v *fmValue, num, p string) *fmValue {
 }
 
 // key resolves a mapping key to its JSON member name.
-func (c *fmConverter) key(kn *yaml.Node, path string) (string, bool) {
+func (c *fmConverter) key(kn *yaml.Node) (string, bool) {
 	line, col := c.pos(kn)
-	p := fmPathOr(path, "frontmatter")
 	if kn.Kind != yaml.ScalarNode {
 		if kn.Kind == yaml.AliasNode || kn.Anchor != "" {
-			c.issues.add(line, col, "%s: anchors and aliases are not allowed", p)
+			c.issues.add(line, col, "%s: anchors and aliases are not allowed", c.path())
 		} else {
-			c.issues.add(line, col, "%s: a key must be a plain value, not a list or mapping", p)
+			c.issues.add(line, col, "%s: a key must be a plain value, not a list or mapping", c.path())
 		}
 		return "", false
 	}
 	if kn.Anchor != "" {
-		c.issues.add(line, col, "%s: anchors and aliases are not allowed", p)
+		c.issues.add(line, col, "%s: anchors and aliases are not allowed", c.path())
 		return "", false
 	}
-	v := c.scalar(kn, path)
+	v := c.scalar(kn)
 	if v.kind == jsonInvalid {
 		return "", false
 	}
@@ -444,15 +477,8 @@ func (c *fmConverter) key(kn *yaml.Node, path string) (string, bool) {
 	case jsonBool:
 		return strconv.FormatBool(v.b), true
 	}
-	c.issues.add(line, col, "%s: a key must not be null", p)
+	c.issues.add(line, col, "%s: a key must not be null", c.path())
 	return "", false
-}
-
-func fmPathOr(path, def string) string {
-	if path == "" {
-		return def
-	}
-	return path
 }
 
 func fmJoinPath(path, key string) string {
