@@ -141,6 +141,9 @@ func (r *Registry) Publish(ctx context.Context, name, by string, sameNameGroups 
 		if err := r.Bind(ctx, name, bind); err != nil {
 			return store.ProcessVersion{}, err
 		}
+		if d, err = r.store.GetDraft(ctx, r.org, name); err != nil {
+			return store.ProcessVersion{}, err
+		}
 	}
 	latest, err := r.store.GetVersion(ctx, r.org, name, 0)
 	if err == nil && latest.Hash == d.Hash && equalRoles(latest.Roles, d.Roles) {
@@ -183,4 +186,21 @@ func (r *Registry) ImportAndPublish(ctx context.Context, dir, by string, roles m
 	}
 	pv, err := r.Publish(ctx, d.Process.Name, by, true)
 	return pv, d, err
+}
+
+// Latest lists every published process at its latest version.
+func (r *Registry) Latest(ctx context.Context) ([]store.ProcessVersion, error) {
+	var out []store.ProcessVersion
+	cursor := ""
+	for {
+		page, next, err := r.store.ListProcesses(ctx, r.org, 100, cursor)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if next == "" {
+			return out, nil
+		}
+		cursor = next
+	}
 }

@@ -269,3 +269,7 @@ func decodeExact(b []byte, v any) error {
 	d.UseNumber()
 	return d.Decode(v)
 }
+
+func (b *baton) fixtureDir(name string) string {
+	return filepath.Dir(fixturePath(b.t, name))
+}

@@ -16,7 +16,15 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"validate": {run: runValidate, summary: "check PROCESS.md files and print their content hashes"},
+	"validate":  {run: runValidate, summary: "check PROCESS.md files and print their content hashes"},
+	"dev":       {run: runDev, summary: "run all of Baton in one process for development"},
+	"serve":     {run: runServe, summary: "run the gateway and a worker against Temporal and PostgreSQL"},
+	"gateway":   {run: runGateway, summary: "run the MCP gateway alone"},
+	"worker":    {run: runWorker, summary: "run a worker alone"},
+	"token":     {run: runToken, summary: "print a dev bearer token"},
+	"import":    {run: runImport, summary: "import process folders as drafts"},
+	"publish":   {run: runPublish, summary: "bind a draft's roles and publish it"},
+	"processes": {run: runProcesses, summary: "list published processes"},
 }
 
 func main() {

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/baton-run/baton/gateway"
+	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/internal/pgtest"
+	temporaldev "github.com/baton-run/baton/temporal-dev"
+	"github.com/baton-run/baton/workflows"
+)
+
+const devUsage = `usage: baton dev [flags]
+
+Runs all of Baton in one process, for development: an embedded Temporal server
+with its Web UI, a private PostgreSQL (or --database-url), the worker and the
+MCP gateway, all on loopback. State lives in --data and survives restarts.
+Process folders given with --processes are published at start, each role bound
+to the group of the same name unless --role says otherwise. Prints the MCP URL,
+the Temporal UI URL and dev tokens for an agent, a person and an operator.
+Ctrl-C stops it.
+
+Flags (flags win over environment variables, which win over defaults):
+`
+
+type devConfig struct {
+	listen, data, databaseURL, org, webhook string
+	temporalPort, uiPort                    int
+	lease                                   time.Duration
+	processes                               listFlag
+	roles                                   roleFlag
+}
+
+func runDev(args []string, stdout, stderr io.Writer) int {
+	cfg := devConfig{roles: roleFlag{}}
+	fl := flag.NewFlagSet("dev", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.Usage = func() { fmt.Fprint(stderr, devUsage); fl.PrintDefaults() }
+	stringFlag(fl, &cfg.listen, "listen", "127.0.0.1:8080", "gateway address")
+	stringFlag(fl, &cfg.data, "data", ".baton", "data folder: SQLite file of Temporal, PostgreSQL, keys")
+	stringFlag(fl, &cfg.databaseURL, "database-url", "", "use this PostgreSQL instead of a private one")
+	stringFlag(fl, &cfg.org, "org", "o_default", "organization id")
+	stringFlag(fl, &cfg.webhook, "webhook", "", "URL receiving overdue notifications as JSON POSTs")
+	intFlag(fl, &cfg.temporalPort, "temporal-port", 7233, "Temporal frontend port")
+	intFlag(fl, &cfg.uiPort, "ui-port", 8233, "Temporal Web UI port")
+	durationFlag(fl, &cfg.lease, "lease", 10*time.Minute, "claim lease length")
+	fl.Var(&cfg.processes, "processes", "process folder (or folder of process folders) to publish; repeatable")
+	fl.Var(cfg.roles, "role", "bind ROLE=GROUP when publishing; repeatable")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fl.NArg() > 0 {
+		fmt.Fprintf(stderr, "baton dev: unexpected arguments %q\n", fl.Args())
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := dev(ctx, cfg, stdout, log); err != nil {
+		fmt.Fprintf(stderr, "baton dev: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger) error {
+	data, err := filepath.Abs(cfg.data)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return fmt.Errorf("create data folder: %w", err)
+	}
+
+	dbURL := cfg.databaseURL
+	if dbURL == "" {
+		pg, err := pgtest.Start(ctx, &pgtest.Options{DataDir: filepath.Join(data, "postgres")})
+		if err != nil {
+			return fmt.Errorf("start PostgreSQL (or pass --database-url): %w", err)
+		}
+		defer pg.Stop()
+		dbURL = pg.URL()
+	}
+	st, err := openStore(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	tsrv, err := temporaldev.Start(ctx, &temporaldev.Options{
+		DatabaseFile: filepath.Join(data, "temporal.db"),
+		FrontendPort: cfg.temporalPort,
+		UIPort:       cfg.uiPort,
+		Logger:       log,
+	})
+	if err != nil {
+		return fmt.Errorf("start Temporal: %w", err)
+	}
+	defer func() { _ = tsrv.Stop() }()
+	c, err := tsrv.NewClient(ctx, client.Options{})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	w, err := startWorker(st, c, workflows.DefaultTaskQueue, cfg.webhook, log)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+
+	issuer, err := auth.LoadOrCreateDevKey(data)
+	if err != nil {
+		return err
+	}
+	key, err := secret(filepath.Join(data, "secret.key"))
+	if err != nil {
+		return err
+	}
+	g, err := gateway.New(st, c, issuer.Verify, &gateway.Options{
+		Org: cfg.org, BaseURL: "http://" + cfg.listen, Lease: cfg.lease, Secret: key, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	reg := gateway.NewRegistry(st, cfg.org, g.Offer())
+	groups := map[string]bool{"operators": true}
+	for _, dir := range cfg.processes {
+		folders, err := processFolders(dir)
+		if err != nil {
+			return err
+		}
+		for _, f := range folders {
+			pv, d, err := reg.ImportAndPublish(ctx, f, "baton-dev", cfg.roles)
+			if err != nil {
+				// One process this server cannot run does not stop the rest.
+				fmt.Fprintf(stdout, "Not published %s: %v\n", f, err)
+				continue
+			}
+			for _, g := range pv.Roles {
+				groups[g] = true
+			}
+			fmt.Fprintf(stdout, "Published %s v%d (sha256:%s)", pv.Name, pv.Version, pv.Hash)
+			if d.Process.Requires != nil {
+				fmt.Fprintf(stdout, "; it requires systems: %s", strings.Join(d.Process.Requires.Systems, ", "))
+			}
+			fmt.Fprintln(stdout)
+		}
+	}
+
+	return serveHTTP(ctx, cfg.listen, g, func(url string) {
+		var gs []string
+		for g := range groups {
+			gs = append(gs, g)
+		}
+		sort.Strings(gs)
+		agentTok, _ := issuer.Issue(auth.Identity{ID: "a_dev", Kind: auth.KindAgent}, 30*24*time.Hour)
+		personTok, _ := issuer.Issue(auth.Identity{ID: "dev@example.com", Kind: auth.KindPerson, Groups: gs}, 30*24*time.Hour)
+		opTok, _ := issuer.Issue(auth.Identity{ID: "u_ops", Kind: auth.KindOperator, Groups: []string{"operators"}}, 30*24*time.Hour)
+		fmt.Fprintf(stdout, "Temporal UI: %s\n", tsrv.UIAddress())
+		fmt.Fprintf(stdout, "Temporal frontend: %s (namespace %s)\n", tsrv.FrontendAddress(), tsrv.Namespace())
+		fmt.Fprintf(stdout, "Dev tokens (30 days; more with 'baton token --data %s'):\n", cfg.data)
+		fmt.Fprintf(stdout, "  agent a_dev:             %s\n", agentTok)
+		fmt.Fprintf(stdout, "  person dev@example.com:  %s\n", personTok)
+		fmt.Fprintf(stdout, "  operator u_ops:          %s\n", opTok)
+		fmt.Fprintf(stdout, "MCP: %s/mcp\n", url)
+	})
+}
+
+// processFolders returns dir itself when it holds a PROCESS.md, else its
+// subfolders that do.
+func processFolders(dir string) ([]string, error) {
+	if _, err := os.Stat(filepath.Join(dir, "PROCESS.md")); err == nil {
+		return []string{dir}, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read process folder: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "PROCESS.md")); e.IsDir() && err == nil {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no PROCESS.md", dir)
+	}
+	return out, nil
+}

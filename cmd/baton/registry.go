@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/baton-run/baton/gateway"
+	"github.com/baton-run/baton/interpreter"
+)
+
+// registryFlags are what import, publish and processes need.
+type registryFlags struct {
+	databaseURL, org, by string
+}
+
+func (r *registryFlags) register(fl *flag.FlagSet) {
+	stringFlag(fl, &r.databaseURL, "database-url", "", "PostgreSQL URL (required)")
+	stringFlag(fl, &r.org, "org", "o_default", "organization id")
+	stringFlag(fl, &r.by, "by", "cli", "who is importing or publishing")
+}
+
+func (r *registryFlags) open(ctx context.Context) (*gateway.Registry, func(), error) {
+	if r.databaseURL == "" {
+		return nil, nil, errors.New("--database-url is required")
+	}
+	st, err := openStore(ctx, r.databaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	offer := interpreter.DefaultOffer()
+	return gateway.NewRegistry(st, r.org, offer), st.Close, nil
+}
+
+func parseFlags(fl *flag.FlagSet, args []string, usage string, stderr io.Writer) (int, bool) {
+	fl.SetOutput(stderr)
+	fl.Usage = func() { fmt.Fprint(stderr, usage); fl.PrintDefaults() }
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	return 0, true
+}
+
+func runImport(args []string, stdout, stderr io.Writer) int {
+	var rf registryFlags
+	fl := flag.NewFlagSet("import", flag.ContinueOnError)
+	rf.register(fl)
+	if code, ok := parseFlags(fl, args, "usage: baton import [flags] DIR...\n\nImports process folders as drafts and lists the roles to bind and the systems each requires.\n\nFlags:\n", stderr); !ok {
+		return code
+	}
+	if fl.NArg() == 0 {
+		fmt.Fprintln(stderr, "baton import: give at least one process folder")
+		return 2
+	}
+	ctx := context.Background()
+	reg, closeStore, err := rf.open(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton import: %v\n", err)
+		return 1
+	}
+	defer closeStore()
+	status := 0
+	for _, dir := range fl.Args() {
+		d, err := reg.ImportDir(ctx, dir, rf.by)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", dir, err)
+			status = 1
+			continue
+		}
+		fmt.Fprintf(stdout, "%s: draft of %s (sha256:%s)\n", dir, d.Process.Name, d.Process.Hash)
+		if len(d.Roles) > 0 {
+			fmt.Fprintf(stdout, "  roles to bind: %s\n", strings.Join(d.Roles, ", "))
+		}
+		if d.Process.Requires != nil {
+			fmt.Fprintf(stdout, "  requires systems: %s\n", strings.Join(d.Process.Requires.Systems, ", "))
+		}
+	}
+	return status
+}
+
+func runPublish(args []string, stdout, stderr io.Writer) int {
+	var rf registryFlags
+	roles := roleFlag{}
+	sameName := false
+	fl := flag.NewFlagSet("publish", flag.ContinueOnError)
+	rf.register(fl)
+	fl.Var(roles, "role", "bind ROLE=GROUP; repeatable")
+	fl.BoolVar(&sameName, "same-name-groups", false, "bind roles left unbound to groups of the same name")
+	if code, ok := parseFlags(fl, args, "usage: baton publish [flags] NAME\n\nBinds roles of a draft and publishes it as the next version.\n\nFlags:\n", stderr); !ok {
+		return code
+	}
+	if fl.NArg() != 1 {
+		fmt.Fprintln(stderr, "baton publish: give one process name")
+		return 2
+	}
+	ctx := context.Background()
+	reg, closeStore, err := rf.open(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton publish: %v\n", err)
+		return 1
+	}
+	defer closeStore()
+	name := fl.Arg(0)
+	if len(roles) > 0 {
+		if err := reg.Bind(ctx, name, roles); err != nil {
+			fmt.Fprintf(stderr, "baton publish: %v\n", err)
+			return 1
+		}
+	}
+	pv, err := reg.Publish(ctx, name, rf.by, sameName)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton publish: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "Published %s v%d (sha256:%s)\n", pv.Name, pv.Version, pv.Hash)
+	return 0
+}
+
+func runProcesses(args []string, stdout, stderr io.Writer) int {
+	var rf registryFlags
+	fl := flag.NewFlagSet("processes", flag.ContinueOnError)
+	rf.register(fl)
+	if code, ok := parseFlags(fl, args, "usage: baton processes [flags]\n\nLists published processes at their latest version.\n\nFlags:\n", stderr); !ok {
+		return code
+	}
+	ctx := context.Background()
+	reg, closeStore, err := rf.open(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton processes: %v\n", err)
+		return 1
+	}
+	defer closeStore()
+	list, err := reg.Latest(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton processes: %v\n", err)
+		return 1
+	}
+	for _, pv := range list {
+		fmt.Fprintf(stdout, "%s\tv%d\tsha256:%s\t%s\n", pv.Name, pv.Version, pv.Hash, pv.PublishedAt.Format("2006-01-02 15:04"))
+	}
+	return 0
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/baton-run/baton/gateway"
+	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/workflows"
+)
+
+const serveUsage = `usage: baton %s [flags]
+
+%s
+
+Flags (flags win over environment variables, which win over defaults):
+`
+
+// serveConfig is the configuration of serve, gateway and worker.
+type serveConfig struct {
+	listen, baseURL, org, databaseURL, secretFile     string
+	temporalAddress, namespace, taskQueue             string
+	tlsCert, tlsKey, tlsCA, tlsServerName             string
+	jwksURL, issuer, audience, kindClaim, groupsClaim string
+	devKeyDir, webhook                                string
+	lease                                             time.Duration
+	maxUpload                                         int
+}
+
+func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
+	stringFlag(fl, &c.databaseURL, "database-url", "", "PostgreSQL URL (required)")
+	stringFlag(fl, &c.temporalAddress, "temporal-address", "127.0.0.1:7233", "Temporal frontend host:port")
+	stringFlag(fl, &c.namespace, "namespace", "default", "Temporal namespace")
+	stringFlag(fl, &c.taskQueue, "task-queue", workflows.DefaultTaskQueue, "Temporal task queue of runs")
+	stringFlag(fl, &c.tlsCert, "tls-cert", "", "client certificate for Temporal (mTLS)")
+	stringFlag(fl, &c.tlsKey, "tls-key", "", "client key for Temporal (mTLS)")
+	stringFlag(fl, &c.tlsCA, "tls-ca", "", "CA bundle that signed Temporal's certificate")
+	stringFlag(fl, &c.tlsServerName, "tls-server-name", "", "server name to verify on Temporal's certificate")
+	if workerFlags {
+		stringFlag(fl, &c.webhook, "webhook", "", "URL receiving overdue notifications as JSON POSTs")
+	}
+	if gatewayFlags {
+		stringFlag(fl, &c.listen, "listen", "127.0.0.1:8080", "gateway address")
+		stringFlag(fl, &c.baseURL, "base-url", "", "public URL of the gateway (default http://LISTEN)")
+		stringFlag(fl, &c.org, "org", "o_default", "organization id")
+		stringFlag(fl, &c.secretFile, "secret-file", "baton-secret.key", "master key for claim tokens and file links (created if missing)")
+		stringFlag(fl, &c.jwksURL, "jwks-url", "", "JWKS of the OAuth issuer whose access tokens are accepted")
+		stringFlag(fl, &c.issuer, "issuer", "", "the tokens' iss")
+		stringFlag(fl, &c.audience, "audience", "", "the tokens' aud (default the MCP URL)")
+		stringFlag(fl, &c.kindClaim, "kind-claim", "baton_kind", "claim naming agent, person or operator")
+		stringFlag(fl, &c.groupsClaim, "groups-claim", "groups", "claim listing the caller's groups")
+		stringFlag(fl, &c.devKeyDir, "dev-key-dir", "", "accept dev tokens of this data folder instead of JWTs")
+		durationFlag(fl, &c.lease, "lease", 10*time.Minute, "claim lease length")
+		intFlag(fl, &c.maxUpload, "max-upload-bytes", 10<<20, "largest upload")
+	}
+}
+
+func (c *serveConfig) temporalClient(ctx context.Context, log *slog.Logger) (client.Client, error) {
+	opts := client.Options{HostPort: c.temporalAddress, Namespace: c.namespace}
+	if c.tlsCert != "" || c.tlsCA != "" {
+		t := &tls.Config{ServerName: c.tlsServerName, MinVersion: tls.VersionTLS12}
+		if c.tlsCert != "" {
+			cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
+			if err != nil {
+				return nil, fmt.Errorf("load --tls-cert/--tls-key: %w", err)
+			}
+			t.Certificates = []tls.Certificate{cert}
+		}
+		if c.tlsCA != "" {
+			pem, err := os.ReadFile(c.tlsCA)
+			if err != nil {
+				return nil, fmt.Errorf("read --tls-ca: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("--tls-ca %s holds no certificate", c.tlsCA)
+			}
+			t.RootCAs = pool
+		}
+		opts.ConnectionOptions.TLS = t
+	}
+	return client.DialContext(ctx, opts)
+}
+
+func (c *serveConfig) verifier(ctx context.Context) (auth.Verifier, error) {
+	if c.devKeyDir != "" {
+		issuer, err := auth.LoadOrCreateDevKey(c.devKeyDir)
+		if err != nil {
+			return nil, err
+		}
+		return issuer.Verify, nil
+	}
+	if c.jwksURL == "" || c.issuer == "" {
+		return nil, errors.New("give --jwks-url and --issuer (or --dev-key-dir for dev tokens)")
+	}
+	aud := c.audience
+	if aud == "" {
+		aud = c.publicURL() + "/mcp"
+	}
+	return auth.NewJWKSVerifier(ctx, &auth.JWKSOptions{
+		Issuer: c.issuer, JWKSURL: c.jwksURL, Audience: aud, KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim,
+	})
+}
+
+func (c *serveConfig) publicURL() string {
+	if c.baseURL != "" {
+		return c.baseURL
+	}
+	return "http://" + c.listen
+}
+
+func runServe(args []string, stdout, stderr io.Writer) int {
+	return serveCommand("serve", "Runs the gateway and the worker against an existing Temporal and PostgreSQL.", true, true, args, stdout, stderr)
+}
+
+func runGateway(args []string, stdout, stderr io.Writer) int {
+	return serveCommand("gateway", "Runs the MCP gateway alone; scale it out separately from the workers.", true, false, args, stdout, stderr)
+}
+
+func runWorker(args []string, stdout, stderr io.Writer) int {
+	return serveCommand("worker", "Runs a worker alone: the ProcessRun workflow and its activities.", false, true, args, stdout, stderr)
+}
+
+func serveCommand(name, about string, withGateway, withWorker bool, args []string, stdout, stderr io.Writer) int {
+	var cfg serveConfig
+	fl := flag.NewFlagSet(name, flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.Usage = func() { fmt.Fprintf(stderr, serveUsage, name, about); fl.PrintDefaults() }
+	cfg.flags(fl, withGateway, withWorker)
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if cfg.databaseURL == "" {
+		fmt.Fprintf(stderr, "baton %s: --database-url is required\n", name)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if err := serve(ctx, cfg, withGateway, withWorker, stdout, log); err != nil {
+		fmt.Fprintf(stderr, "baton %s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, stdout io.Writer, log *slog.Logger) error {
+	st, err := openStore(ctx, cfg.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	c, err := cfg.temporalClient(ctx, log)
+	if err != nil {
+		return fmt.Errorf("connect to Temporal at %s: %w", cfg.temporalAddress, err)
+	}
+	defer c.Close()
+	if withWorker {
+		w, err := startWorker(st, c, cfg.taskQueue, cfg.webhook, log)
+		if err != nil {
+			return err
+		}
+		defer w.Stop()
+	}
+	if !withGateway {
+		fmt.Fprintf(stdout, "Worker polling %s on %s\n", cfg.taskQueue, cfg.temporalAddress)
+		<-ctx.Done()
+		return nil
+	}
+	v, err := cfg.verifier(ctx)
+	if err != nil {
+		return err
+	}
+	key, err := secret(cfg.secretFile)
+	if err != nil {
+		return err
+	}
+	g, err := gateway.New(st, c, v, &gateway.Options{
+		Org: cfg.org, BaseURL: cfg.publicURL(), TaskQueue: cfg.taskQueue, Lease: cfg.lease,
+		MaxUploadBytes: cfg.maxUpload, Secret: key, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	return serveHTTP(ctx, cfg.listen, g, func(url string) { fmt.Fprintf(stdout, "MCP: %s/mcp\n", url) })
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/baton-run/baton/activities"
+	"github.com/baton-run/baton/gateway"
+	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/workflows"
+)
+
+// openStore opens PostgreSQL and applies the migrations.
+func openStore(ctx context.Context, url string) (*store.Store, error) {
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// startWorker registers the workflow and the activities on a task queue.
+func startWorker(st *store.Store, c client.Client, queue, webhook string, log *slog.Logger) (worker.Worker, error) {
+	w := worker.New(c, queue, worker.Options{})
+	workflows.Register(w)
+	acts, err := activities.New(st, c, &activities.Options{WebhookURL: webhook, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	acts.Register(w)
+	if err := w.Start(); err != nil {
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	return w, nil
+}
+
+// secret loads the master key that signs claim tokens and file links from
+// a file, creating it when missing, so tokens survive restarts.
+func secret(path string) ([]byte, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	return auth.LoadOrCreateKey(path)
+}
+
+// serveHTTP serves the gateway until ctx ends, then shuts down.
+func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, ready func(url string)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	if ready != nil {
+		ready("http://" + ln.Addr().String())
+	}
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return srv.Shutdown(sctx)
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}
