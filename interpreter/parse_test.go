@@ -3,6 +3,7 @@ package interpreter
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -624,4 +625,40 @@ func TestParseDuration(t *testing.T) {
 			t.Errorf("ParseDuration(%q) = %+v, %v; want %v", tc.in, d, err, tc.want)
 		}
 	}
+}
+
+func ExampleParse() {
+	src := []byte(`---
+name: hello
+description: Greet someone and finish.
+inputs:
+  who: string
+steps:
+  - id: greet
+    agent: Greet inputs.who.
+  - id: done
+    finish: greeted
+---
+# Hello
+`)
+	p, err := Parse(src, &ParseOptions{Folder: "hello"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(p.Name, len(p.Steps), p.NextOf(p.Steps[0])[0].To)
+	fmt.Println(string(p.Frontmatter))
+
+	_, err = Parse([]byte("---\nname: Hello\ndescription: Greet.\nsteps:\n  - id: greet\n    agent: Greet.\n---\n"), nil)
+	var pe *ProcessError
+	if errors.As(err, &pe) {
+		for _, issue := range pe.Issues {
+			fmt.Println(issue)
+		}
+	}
+	// Output:
+	// hello 2 done
+	// {"description":"Greet someone and finish.","inputs":{"who":"string"},"name":"hello","steps":[{"agent":"Greet inputs.who.","id":"greet"},{"finish":"greeted","id":"done"}]}
+	// 2:7: name: must match ^[a-z0-9]+(-[a-z0-9]+)*$
+	// 5:5: steps[0]: the last step must name next, or be a finish
 }

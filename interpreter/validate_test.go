@@ -1,10 +1,7 @@
 package interpreter
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 )
@@ -74,10 +71,6 @@ func runValidateCases(t *testing.T, cases []validateCase) {
 			}
 			p, err := Parse([]byte(processDoc(tc.front)), &ParseOptions{Folder: tc.folder, Offer: offer})
 			got := issueTexts(t, err)
-			if os.Getenv("BATON_GEN") != "" {
-				b, _ := json.Marshal(got)
-				fmt.Printf("GEN\t%s\t%s\n", tc.name, b)
-			}
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("issues:\n got: %q\nwant: %q", got, tc.want)
 			}
