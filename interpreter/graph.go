@@ -50,6 +50,7 @@ type graph struct {
 	branch   []int // index into branches, -1 outside every branch
 	branches []branchInfo
 	bad      map[*edge]bool // edges already refused by a branch rule
+	main     []bool         // see mainFlow
 }
 
 func newGraph(v *validator) *graph {
@@ -183,9 +184,33 @@ func (g *graph) follows(e *edge) bool {
 	return false
 }
 
+// mainFlow marks the steps reachable from the first step along next and
+// on_timeout edges without entering a branch through a parallel step: the
+// steps outside every branch, as far as routes from inside one can tell.
+func (g *graph) mainFlow() []bool {
+	main := make([]bool, len(g.steps))
+	main[0] = true
+	queue := []int{0}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		for k := range g.out[u] {
+			e := &g.out[u][k]
+			if e.kind == edgeReject || e.kind == edgeParallel || e.to == joinNode || main[e.to] {
+				continue
+			}
+			main[e.to] = true
+			queue = append(queue, e.to)
+		}
+	}
+	return main
+}
+
 // findBranches computes each branch: its entry and every step reachable
-// from it along declared next and on_timeout edges, stopping at join.
+// from it along declared next and on_timeout edges, stopping at join and at
+// steps of the main flow.
 func (g *graph) findBranches() {
+	g.main = g.mainFlow()
 	twice := map[int]bool{}
 	for p, s := range g.steps {
 		if s.Kind != KindParallel {
@@ -216,6 +241,11 @@ func (g *graph) findBranches() {
 						continue
 					}
 					if !g.mayJoinBranch(f, p) {
+						continue
+					}
+					if g.main[f.to] && g.branch[f.to] != b {
+						g.bad[f] = true
+						g.v.is.at(f.at, "%s: a branch step cannot route to %q, which is outside its branch", f.path, g.idOf(f.to))
 						continue
 					}
 					switch {

@@ -895,6 +895,27 @@ func TestValidateParallel(t *testing.T) {
 			},
 		},
 		{
+			name: "a branch step never routes outside its branch",
+			front: head + `steps:
+  - id: fork
+    parallel: [a, b]
+    next: review
+  - id: a
+    agent: A.
+    next: [join, review]
+  - id: b
+    agent: B.
+    next: join
+  - id: review
+    approve: Fine?
+    person: boss
+    next: done
+  - id: done
+    finish: ok
+`,
+			want: []string{`10:18: steps[1].next[1]: a branch step cannot route to "review", which is outside its branch`},
+		},
+		{
 			name: "a branch cannot start at a finish or a parallel step",
 			front: head + `steps:
   - id: fork
