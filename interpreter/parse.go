@@ -8,6 +8,28 @@ import (
 	"strings"
 )
 
+// Parsing rulings where spec §2 and the profiles leave the detail open. Tests
+// assert each of them.
+//
+//   - The frontmatter starts at a first line that is exactly "---" (a UTF-8
+//     byte order mark is refused) and ends at the next line that is exactly
+//     "---"; a trailing CR on either line is allowed. YAML anchors and aliases
+//     are refused; tags other than the core ones are refused; .inf and .nan
+//     are refused (the frontmatter must be JSON).
+//   - Mapping keys stand for their JSON text, so 17, 017 and "17" are the same
+//     key and a duplicate. A null or collection key is refused.
+//   - A role name is any non-blank value without a dot; field and answer
+//     names are any non-empty string. A finish outcome is any non-blank text.
+//   - Refused as meaningless: on_timeout without timeout, optional on list
+//     items, one_of on list and object fields, an empty one_of, a value or
+//     route or evidence kind listed twice, blank instructions or when texts.
+//   - An empty evidence list is allowed and means none.
+//   - Branch membership follows declared next and on_timeout from each entry
+//     and stops at join and at steps reachable from the first step without a
+//     parallel entry; routing to such a step is "outside its branch".
+//   - Issues come ordered by line and column. YAML syntax errors carry a line
+//     but no column (yaml.v3 reports none).
+
 // Issue is one problem found in a PROCESS.md, at a 1-based line and column of
 // the whole file. Line and Column are 0 when there is no position; Column
 // alone is 0 when only the line is known (YAML syntax errors).
