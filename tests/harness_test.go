@@ -55,20 +55,22 @@ var queues atomic.Int64
 // baton is one running Baton: its own database, task queue, worker and
 // gateway.
 type baton struct {
-	t        *testing.T
+	t        testing.TB
 	url      string
 	store    *store.Store
 	temporal client.Client
 	issuer   *auth.DevIssuer
 	gateway  *gateway.Gateway
 	registry *gateway.Registry
+	srv      *httptest.Server
+	opts     gateway.Options
 }
 
 type options struct {
 	lease time.Duration
 }
 
-func start(t *testing.T, o options) *baton {
+func start(t testing.TB, o options) *baton {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, pgtest.NewDatabase(t))
@@ -109,17 +111,28 @@ func start(t *testing.T, o options) *baton {
 	if o.lease == 0 {
 		o.lease = 10 * time.Minute
 	}
-	g, err := gateway.New(st, c, issuer.Verify, &gateway.Options{
-		Org: "o_test", BaseURL: srv.URL, TaskQueue: queue, Lease: o.lease, Secret: key,
-	})
+	gopts := gateway.Options{Org: "o_test", BaseURL: srv.URL, TaskQueue: queue, Lease: o.lease, Secret: key}
+	g, err := gateway.New(st, c, issuer.Verify, &gopts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Config.Handler = g.Handler()
 	return &baton{
 		t: t, url: srv.URL, store: st, temporal: c, issuer: issuer, gateway: g,
-		registry: gateway.NewRegistry(st, "o_test", g.Offer()),
+		registry: gateway.NewRegistry(st, "o_test", g.Offer()), srv: srv, opts: gopts,
 	}
+}
+
+// restartGateway replaces the gateway with a new one over the same store,
+// Temporal and secret, as a restarted process would be.
+func (b *baton) restartGateway() {
+	b.t.Helper()
+	g, err := gateway.New(b.store, b.temporal, b.issuer.Verify, &b.opts)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.gateway = g
+	b.srv.Config.Handler = g.Handler()
 }
 
 // publish imports and publishes a process from source, binding every role
@@ -147,7 +160,7 @@ func (b *baton) publishFixture(name string) store.ProcessVersion {
 	return pv
 }
 
-func fixturePath(t *testing.T, name string) string {
+func fixturePath(t testing.TB, name string) string {
 	return filepath.Join(spectest.SharedDir(t), "conformance", "fixtures", name, "PROCESS.md")
 }
 
@@ -165,7 +178,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // user is an MCP client session for one identity.
 type user struct {
-	t  *testing.T
+	t  testing.TB
 	b  *baton
 	id auth.Identity
 	cs *mcp.ClientSession

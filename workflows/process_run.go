@@ -34,6 +34,9 @@ type runner struct {
 	recent  []Answer
 	state   string // last published run state
 	outcome string
+	// started is set once the run's first state is in the read model; the
+	// start update answers only then, so a read right after start sees it.
+	started bool
 }
 
 // ProcessRun runs one run of a pinned process until it ends.
@@ -62,6 +65,7 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 		return nil, err
 	}
 	r.publish(ctx)
+	r.started = true
 
 	for !r.m.Run().State.Over() {
 		cond := func() bool {
@@ -105,6 +109,9 @@ func (r *runner) register(ctx workflow.Context) error {
 		validator any
 	}{
 		{UpdateStart, func(ctx workflow.Context, q StartRequest) (Result, error) {
+			if err := workflow.Await(ctx, func() bool { return r.started }); err != nil {
+				return Result{}, err
+			}
 			return r.answer(ctx, q.Digest, r.m.View(workflow.Now(ctx)))
 		}, nil},
 		{UpdateClaim, func(ctx workflow.Context, q ClaimRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Claim) },

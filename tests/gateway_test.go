@@ -1,0 +1,306 @@
+package tests
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gowebpki/jcs"
+	"go.temporal.io/sdk/client"
+
+	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/interpreter"
+	"github.com/baton-run/baton/workflows"
+)
+
+// Transport and identity: every request needs a bearer token; a refusal
+// names the RFC 9728 metadata document, which the gateway serves.
+func TestAuthOverHTTP(t *testing.T) {
+	b := start(t, options{})
+	post := func(token string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, b.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	other, _ := auth.NewDevIssuer([]byte(strings.Repeat("k", 32)))
+	forged, _ := other.Issue(agentID, time.Hour)
+	for name, tok := range map[string]string{"no token": "", "wrong key": forged, "garbage": "abc"} {
+		resp := post(tok)
+		want := `Bearer resource_metadata="` + b.url + `/.well-known/oauth-protected-resource"`
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != want {
+			t.Errorf("%s: %d %q", name, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+	if resp := post(b.token(agentID)); resp.StatusCode != http.StatusOK {
+		t.Errorf("good token: %d", resp.StatusCode)
+	}
+	resp, err := http.Get(b.url + "/.well-known/oauth-protected-resource")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&meta)
+	resp.Body.Close()
+	if meta["resource"] != b.url+"/mcp" {
+		t.Fatalf("metadata %v", meta)
+	}
+
+	// tools/list publishes every tool with its input schema.
+	tools, err := b.connect(agentID).cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) != 14 {
+		t.Fatalf("%d tools listed", len(tools.Tools))
+	}
+	for _, tool := range tools.Tools {
+		if tool.InputSchema == nil {
+			t.Errorf("%s has no input schema", tool.Name)
+		}
+	}
+
+	// Roles: agents cannot cancel or decide; operators cannot start runs.
+	b.publish(supplierSrc)
+	mira := b.connect(personID("mira@example.com", "finance-approver"))
+	v := startSupplier(t, b, mira)
+	b.connect(agentID).refused("cancel", map[string]any{"runId": v.Run.ID, "reason": "x", "requestId": rid()}, interpreter.CodeForbidden)
+	mira.refused("cancel", map[string]any{"runId": v.Run.ID, "reason": "x", "requestId": rid()}, interpreter.CodeForbidden)
+	b.connect(operatorID).refused("start_run", map[string]any{"process": "supplier-onboarding", "requestId": rid(),
+		"inputs": map[string]any{"vendorName": "A", "amount": 1}}, interpreter.CodeForbidden)
+	b.connect(agentID).refused("get_run", map[string]any{"runId": "r_nope"}, interpreter.CodeNotFound)
+}
+
+// Arguments that break a tool's schema are invalid before anything else,
+// with every issue.
+func TestSchemaRefusals(t *testing.T) {
+	b := start(t, options{})
+	agent := b.connect(agentID)
+	agent.refused("claim", map[string]any{"runId": "r_1", "extra": true}, interpreter.CodeInvalid, "stepId: required", "requestId: required", "extra: not an argument of this tool")
+	agent.refused("get_work", map[string]any{"limit": 0}, interpreter.CodeInvalid)
+	agent.refused("submit", map[string]any{"token": "nope", "output": map[string]any{}, "summary": "s", "requestId": rid()}, interpreter.CodeInvalid, "token: does not verify")
+	agent.refused("upload", map[string]any{"fileName": "a", "contentType": "text/plain", "contentBase64": "!!!", "requestId": rid()}, interpreter.CodeInvalid, "contentBase64: not base64")
+}
+
+// Replays (spec §4, SPEC-DECISIONS §4–6): the same requestId returns the
+// original result, token included, even after the lease ended or the
+// gateway restarted; other arguments or another identity is a conflict.
+func TestReplays(t *testing.T) {
+	b := start(t, options{lease: 2 * time.Second})
+	b.publish(supplierSrc)
+	agent := b.connect(agentID)
+	v := startSupplier(t, b, b.connect(personID("mira@example.com", "finance-approver")))
+	claimID := rid()
+	args := map[string]any{"runId": v.Run.ID, "stepId": "check_vendor", "requestId": claimID}
+	var first, again interpreter.ClaimWire
+	agent.ok("claim", args, &first)
+	time.Sleep(2500 * time.Millisecond) // the lease ends
+	agent.ok("claim", args, &again)
+	if again.Token != first.Token || again.ExpiresAt != first.ExpiresAt {
+		t.Fatalf("replay after the lease ended gave another claim")
+	}
+	other := map[string]any{"runId": v.Run.ID, "stepId": "approve", "requestId": claimID}
+	agent.refused("claim", other, interpreter.CodeConflict, interpreter.IssueRequestIDReused)
+	b.connect(agent2ID).refused("claim", args, interpreter.CodeConflict, interpreter.IssueRequestIDReused)
+
+	b.restartGateway()
+	agent = b.connect(agentID)
+	agent.ok("claim", args, &again)
+	if again.Token != first.Token {
+		t.Fatal("replay after a gateway restart gave another token")
+	}
+	// The old lease ended, so its token is stale now; a new claim works.
+	agent.refused("submit", map[string]any{"token": first.Token, "output": map[string]any{}, "summary": "s", "requestId": rid()}, interpreter.CodeStale)
+	var c interpreter.ClaimWire
+	agent.ok("claim", map[string]any{"runId": v.Run.ID, "stepId": "check_vendor", "requestId": rid()}, &c)
+
+	// A refused call is not recorded: the same requestId succeeds later.
+	submitID := rid()
+	file := upload(t, agent, "report")
+	bad := map[string]any{"token": c.Token, "output": map[string]any{"cleared": "yes"}, "summary": "s", "requestId": submitID,
+		"next": "decline", "reason": "hit", "evidence": []any{map[string]any{"kind": "file", "ref": file}}}
+	agent.refused("submit", bad, interpreter.CodeNotAccepted, "output.cleared: expected boolean", "output.summary: missing")
+	bad["output"] = map[string]any{"cleared": false, "summary": "Hit on the EU list."}
+	var ended interpreter.View
+	agent.ok("submit", bad, &ended)
+	if ended.Run.State != "ended" || *ended.Run.Outcome != "declined" {
+		t.Fatalf("after submit: %+v", ended.Run)
+	}
+	// After the run ended, the replay still answers; a new call is run_ended.
+	agent.ok("submit", bad, &ended)
+	agent.refused("claim", map[string]any{"runId": v.Run.ID, "stepId": "check_vendor", "requestId": rid()}, interpreter.CodeConflict, interpreter.IssueRunEnded)
+}
+
+// A gateway that died after Temporal answered but before it recorded the
+// answer gets the original result on retry: the requestId is the update id.
+func TestRetryAfterLostAnswer(t *testing.T) {
+	b := start(t, options{})
+	b.publish(supplierSrc)
+	agent := b.connect(agentID)
+	v := startSupplier(t, b, b.connect(personID("mira@example.com", "finance-approver")))
+	reqID := rid()
+	args := map[string]any{"runId": v.Run.ID, "stepId": "check_vendor", "requestId": reqID}
+
+	// What the gateway would have sent, sent straight to Temporal.
+	raw, _ := json.Marshal(args)
+	canon, _ := jcs.Transform(raw)
+	h := sha256.New()
+	h.Write([]byte("claim\x00agent\x00a_screener\x00"))
+	h.Write(canon)
+	digest := hex.EncodeToString(h.Sum(nil))
+	handle, err := b.temporal.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{
+		UpdateID: reqID, WorkflowID: v.Run.ID, UpdateName: workflows.UpdateClaim, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{workflows.ClaimRequest{Digest: digest, Claim: interpreter.Claim{StepID: "check_vendor", Actor: interpreter.Actor{ID: "a_screener", Kind: interpreter.ActorAgent}, LeaseID: reqID, Lease: 10 * time.Minute}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res workflows.Result
+	if err := handle.Get(context.Background(), &res); err != nil {
+		t.Fatal(err)
+	}
+	var lost interpreter.ClaimResult
+	_ = json.Unmarshal(res.Value, &lost)
+
+	// The retry through the gateway: the step is claimed, yet the retry gets
+	// the original claim, not claimed_by_you.
+	var c interpreter.ClaimWire
+	agent.ok("claim", args, &c)
+	if c.ExpiresAt != lost.ExpiresAt {
+		t.Fatalf("retry got expiry %s, the lost answer had %s", c.ExpiresAt, lost.ExpiresAt)
+	}
+	file := upload(t, agent, "report")
+	agent.ok("submit", map[string]any{"token": c.Token, "output": map[string]any{"cleared": false, "summary": "Hit."},
+		"evidence": []any{map[string]any{"kind": "file", "ref": file}},
+		"summary": "s", "next": "decline", "reason": "hit", "requestId": rid()}, nil)
+}
+
+// Concurrent calls with one requestId resolve to one execution.
+func TestConcurrentSameRequestID(t *testing.T) {
+	b := start(t, options{})
+	b.publish(supplierSrc)
+	mira := b.connect(personID("mira@example.com", "finance-approver"))
+	reqID := rid()
+	var wg sync.WaitGroup
+	ids := make([]string, 8)
+	for i := range ids {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			r := mira.call("start_run", map[string]any{"process": "supplier-onboarding", "requestId": reqID,
+				"inputs": map[string]any{"vendorName": "Acme", "amount": 1}})
+			var v interpreter.View
+			if r.OK && decodeExact(r.Data, &v) == nil {
+				ids[i] = v.Run.ID
+			}
+		}(i)
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id == "" || id != ids[0] {
+			t.Fatalf("run ids %v, want one run", ids)
+		}
+	}
+	var runs struct{ Items []any }
+	mira.ok("list_runs", map[string]any{}, &runs)
+	if len(runs.Items) != 1 {
+		t.Fatalf("%d runs started", len(runs.Items))
+	}
+}
+
+// A run rejected into rework, escalated and returned, cancelled by an
+// operator; an event held before its wait.
+func TestReworkEscalationCancelAndEvents(t *testing.T) {
+	b := start(t, options{})
+	b.publish(supplierSrc)
+	agent := b.connect(agentID)
+	mira := b.connect(personID("mira@example.com", "finance-approver"))
+	ops := b.connect(operatorID)
+	v := startSupplier(t, b, mira)
+	runID := v.Run.ID
+	file := upload(t, agent, "report")
+	submitArgs := func(token string) map[string]any {
+		return map[string]any{"token": token, "requestId": rid(), "output": map[string]any{"cleared": true, "summary": "ok"},
+			"evidence": []any{map[string]any{"kind": "file", "ref": file}}, "summary": "Checked.", "next": "approve", "reason": "Clear."}
+	}
+	var c interpreter.ClaimWire
+	agent.ok("claim", map[string]any{"runId": runID, "stepId": "check_vendor", "requestId": rid()}, &c)
+	agent.ok("submit", submitArgs(c.Token), &v)
+	w := v.WorkItems[0]
+	mira.ok("decide", map[string]any{"runId": runID, "workItemId": w.ID, "snapshot": w.Snapshot, "decision": "rejected",
+		"note": "Check the parent company too.", "requestId": rid()}, &v)
+	if *v.Steps[0].State != "ready" || v.Steps[1].State != nil || len(v.Data.Steps["check_vendor"].History) != 1 ||
+		v.Data.Steps["approve"].Decision != "rejected" || *v.Data.Steps["approve"].Note != "Check the parent company too." {
+		t.Fatalf("after rejection: %+v %+v", v.Steps, v.Data.Steps)
+	}
+	agent.ok("claim", map[string]any{"runId": runID, "stepId": "check_vendor", "requestId": rid()}, &c)
+	if c.Handoff != nil {
+		t.Fatalf("rework starts a fresh attempt, handoff %+v", c.Handoff)
+	}
+	agent.ok("escalate", map[string]any{"token": c.Token, "note": "The registry is down.", "requestId": rid()}, &v)
+	var work workList
+	ops.ok("get_work", map[string]any{}, &work)
+	if len(work.Items) != 1 || work.Items[0].WorkItem.Escalation == nil {
+		t.Fatalf("operator inbox %+v", work)
+	}
+	w2 := work.Items[0].WorkItem
+	ops.ok("decide", map[string]any{"runId": runID, "workItemId": w2.ID, "snapshot": w2.Snapshot, "decision": "returned",
+		"note": "Use the mirror.", "requestId": rid()}, &v)
+	agent.ok("claim", map[string]any{"runId": runID, "stepId": "check_vendor", "requestId": rid()}, &c)
+	if c.Handoff == nil || c.Handoff.Returned == nil || c.Handoff.Returned.Note != "Use the mirror." {
+		t.Fatalf("handoff after return %+v", c.Handoff)
+	}
+	ops.ok("cancel", map[string]any{"runId": runID, "reason": "Vendor withdrew.", "requestId": rid()}, &v)
+	if v.Run.State != "cancelled" || v.Run.Ended.By != "u_ops" || *v.Run.Ended.Note != "Vendor withdrew." {
+		t.Fatalf("cancelled %+v", v.Run)
+	}
+	desc, err := b.temporal.DescribeWorkflowExecution(context.Background(), runID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := desc.WorkflowExecutionInfo.Status.String(); s != "Canceled" {
+		t.Fatalf("Temporal status %s", s)
+	}
+	agent.refused("send_event", map[string]any{"runId": runID, "name": "x", "requestId": rid()}, interpreter.CodeConflict, interpreter.IssueRunEnded)
+
+	b.publish(`---
+name: settle
+description: Wait for a settlement.
+steps:
+  - id: work
+    agent: Do the work.
+  - id: settled
+    wait_for: paid
+    next: done
+  - id: done
+    finish: ok
+---
+`)
+	agent.ok("start_run", map[string]any{"process": "settle", "inputs": map[string]any{}, "requestId": rid()}, &v)
+	var ev struct {
+		ConsumedBy *string `json:"consumedBy"`
+	}
+	ops.ok("send_event", map[string]any{"runId": v.Run.ID, "name": "paid", "data": map[string]any{"ref": "INV-1"}, "requestId": rid()}, &ev)
+	if ev.ConsumedBy != nil {
+		t.Fatalf("event consumed early by %s", *ev.ConsumedBy)
+	}
+	agent.ok("claim", map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()}, &c)
+	agent.ok("submit", map[string]any{"token": c.Token, "output": map[string]any{}, "summary": "Done.", "requestId": rid()}, &v)
+	if v.Run.State != "ended" || v.Data.Steps["settled"].Output["ref"] != "INV-1" || v.Data.Steps["settled"].By != "u_ops" {
+		t.Fatalf("held event not consumed: %+v", v.Data.Steps["settled"])
+	}
+}
