@@ -411,10 +411,12 @@ func (g *graph) acyclic() {
 		black
 	)
 	color := make([]int, len(g.steps))
+	at := make([]int, len(g.steps)) // a grey step's place on the stack
 	var stack []int
 	var visit func(u int)
 	visit = func(u int) {
 		color[u] = grey
+		at[u] = len(stack)
 		stack = append(stack, u)
 		for k := range g.out[u] {
 			e := &g.out[u][k]
@@ -425,7 +427,7 @@ func (g *graph) acyclic() {
 			case white:
 				visit(e.to)
 			case grey:
-				g.cycle(e, stack)
+				g.cycle(e, stack[at[e.to]:])
 			}
 		}
 		stack = stack[:len(stack)-1]
@@ -438,18 +440,24 @@ func (g *graph) acyclic() {
 	}
 }
 
-// cycle reports edge e, which goes back to a step on the current walk.
-func (g *graph) cycle(e *edge, stack []int) {
-	start := 0
-	for k, s := range stack {
-		if s == e.to {
-			start = k
-			break
+// maxCycleShown bounds how many steps a cycle message names.
+const maxCycleShown = 8
+
+// cycle reports edge e, which goes back to the first step of loop, the walk
+// from there to e's step.
+func (g *graph) cycle(e *edge, loop []int) {
+	var ids []string
+	add := func(steps []int) {
+		for _, s := range steps {
+			ids = append(ids, g.idOf(s))
 		}
 	}
-	var ids []string
-	for _, s := range stack[start:] {
-		ids = append(ids, g.idOf(s))
+	if len(loop) > maxCycleShown {
+		add(loop[:maxCycleShown/2])
+		ids = append(ids, "…")
+		add(loop[len(loop)-maxCycleShown/2:])
+	} else {
+		add(loop)
 	}
 	ids = append(ids, g.idOf(e.to))
 	cyc := strings.Join(ids, " → ")

@@ -489,6 +489,7 @@ func (b *processBuilder) oneOf(m *fmMember, t Type, path string) []any {
 		return nil
 	}
 	var out []any
+	seen := map[string]bool{}
 	for i, e := range v.arr {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		var val any
@@ -509,13 +510,49 @@ func (b *processBuilder) oneOf(m *fmMember, t Type, path string) []any {
 			b.is.at(e, "%s", problems[0])
 			continue
 		}
-		if inOneOf(out, val) {
+		key := e.kind.String() + ":" + e.str
+		switch e.kind {
+		case jsonBool:
+			key = strconv.FormatBool(e.b)
+		case jsonNumber:
+			key = decimalKey(e.str)
+		}
+		if seen[key] {
 			b.is.at(e, "%s: listed twice", p)
 			continue
 		}
+		seen[key] = true
 		out = append(out, val)
 	}
 	return out
+}
+
+// decimalKey returns a key equal for JSON number texts of equal decimal
+// value: 2.5, 2.50 and 25e-1 alike.
+func decimalKey(s string) string {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	mant, exp := s, 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil {
+			return s // an exponent beyond int: compare as written
+		}
+		mant, exp = s[:i], e
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(whole+frac, "0")
+	exp -= len(frac)
+	if digits == "" {
+		return "0"
+	}
+	trimmed := strings.TrimRight(digits, "0")
+	exp += len(digits) - len(trimmed)
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	return sign + trimmed + "e" + strconv.Itoa(exp)
 }
 
 // step reads one step. Kind rules that span keys are the validator's.

@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -286,11 +287,14 @@ func TestValidateFields(t *testing.T) {
 		},
 		{
 			name:  "one_of empty, duplicate, on a list",
-			front: head + "inputs:\n  a: { type: string, one_of: [] }\n  b: { type: number, one_of: [17, 017] }\n  c: { type: list, one_of: [x] }\n" + okSteps,
+			front: head + "inputs:\n  a: { type: string, one_of: [] }\n  b: { type: number, one_of: [17, 017] }\n  c: { type: list, one_of: [x] }\n  d: { type: number, one_of: [2.5, 0.25e1, 25e-1, 2.05] }\n  e: { type: boolean, one_of: [true, True] }\n" + okSteps,
 			want: []string{
 				"5:30: inputs.a.one_of: at least one value",
 				"6:35: inputs.b.one_of[1]: listed twice",
 				"7:20: inputs.c.one_of: not allowed on type list",
+				"8:36: inputs.d.one_of[1]: listed twice",
+				"8:44: inputs.d.one_of[2]: listed twice",
+				"9:38: inputs.e.one_of[1]: listed twice",
 			},
 		},
 		{
@@ -646,6 +650,17 @@ func TestValidateSteps(t *testing.T) {
 	})
 }
 
+// longCycle writes n agent steps s0..s(n-1), each continuing at the next by
+// default and the last going back to s0, then a finish.
+func longCycle(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "  - id: s%d\n    agent: Step %d.\n", i, i)
+	}
+	b.WriteString("    next: [s0, done]\n  - id: done\n    finish: ok\n")
+	return b.String()
+}
+
 func TestValidateGraph(t *testing.T) {
 	t.Parallel()
 	head := "name: demo\ndescription: A demo.\n"
@@ -725,6 +740,11 @@ func TestValidateGraph(t *testing.T) {
     finish: ok
 `,
 			want: []string{`7:12: steps[0].next[0]: "a" closes a cycle a → a; only on_reject may go back`},
+		},
+		{
+			name:  "a long cycle is shown shortened",
+			front: head + "steps:\n" + longCycle(12),
+			want:  []string{`29:12: steps[11].next[0]: "s0" closes a cycle s0 → s1 → s2 → s3 → … → s8 → s9 → s10 → s11 → s0; only on_reject may go back`},
 		},
 		{
 			name: "last step must name next",

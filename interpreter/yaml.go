@@ -392,12 +392,10 @@ func (c *fmConverter) scalar(n *yaml.Node) *fmValue {
 			c.issues.add(line, col, "%s: %q is not a !!int", c.path(), s)
 			return c.invalid(n)
 		}
-		v.kind, v.str = jsonNumber, num
-		return v
+		return c.number(v, num)
 	case "!!float":
 		if num, ok := coreInt(s); ok {
-			v.kind, v.str = jsonNumber, num
-			return v
+			return c.number(v, num)
 		}
 		if isCoreSpecialFloat(s) {
 			c.issues.add(line, col, "%s: %s is not a JSON number", c.path(), s)
@@ -425,8 +423,7 @@ func (c *fmConverter) plain(v *fmValue, s string) *fmValue {
 		return v
 	}
 	if num, ok := coreInt(s); ok {
-		v.kind, v.str = jsonNumber, num
-		return v
+		return c.number(v, num)
 	}
 	if isCoreSpecialFloat(s) {
 		c.issues.add(v.line, v.col, "%s: %s is not a JSON number", c.path(), s)
@@ -440,8 +437,8 @@ func (c *fmConverter) plain(v *fmValue, s string) *fmValue {
 	return v
 }
 
-// number records a float's JSON text, refusing values a float64 cannot hold
-// (the content hash reads every number as a float64).
+// number records a number's JSON text, refusing values a float64 cannot
+// hold (the content hash reads every number as a float64).
 func (c *fmConverter) number(v *fmValue, num string) *fmValue {
 	if _, err := strconv.ParseFloat(num, 64); err != nil {
 		c.issues.add(v.line, v.col, "%s: number out of range", c.path())
