@@ -257,6 +257,19 @@ type fmConverter struct {
 	// stack is the path to the node being converted; it is rendered only
 	// for a message.
 	stack []fmPathSeg
+	// slab hands out values a block at a time.
+	slab []fmValue
+}
+
+// value returns a new value of the given kind and position.
+func (c *fmConverter) value(kind jsonKind, line, col int) *fmValue {
+	if len(c.slab) == 0 {
+		c.slab = make([]fmValue, 64)
+	}
+	v := &c.slab[0]
+	c.slab = c.slab[1:]
+	v.kind, v.line, v.col = kind, line, col
+	return v
 }
 
 // fmPathSeg is one step of a path: a mapping key, or a list index when
@@ -294,7 +307,7 @@ func (c *fmConverter) pos(n *yaml.Node) (int, int) {
 // invalid returns the stand-in for a node whose problem was reported.
 func (c *fmConverter) invalid(n *yaml.Node) *fmValue {
 	line, col := c.pos(n)
-	return &fmValue{kind: jsonInvalid, line: line, col: col}
+	return c.value(jsonInvalid, line, col)
 }
 
 // convert returns the value for n at path; a node that cannot be a value is
@@ -312,7 +325,8 @@ func (c *fmConverter) convert(n *yaml.Node) *fmValue {
 			c.issues.add(line, col, "%s: tag %s cannot be used on a mapping", c.path(), n.Tag)
 			return c.invalid(n)
 		}
-		v := &fmValue{kind: jsonObject, line: line, col: col}
+		v := c.value(jsonObject, line, col)
+		v.members = make([]fmMember, 0, len(n.Content)/2)
 		first := map[string][2]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			kn, vn := n.Content[i], n.Content[i+1]
@@ -338,7 +352,8 @@ func (c *fmConverter) convert(n *yaml.Node) *fmValue {
 			c.issues.add(line, col, "%s: tag %s cannot be used on a list", c.path(), n.Tag)
 			return c.invalid(n)
 		}
-		v := &fmValue{kind: jsonArray, line: line, col: col, arr: make([]*fmValue, 0, len(n.Content))}
+		v := c.value(jsonArray, line, col)
+		v.arr = make([]*fmValue, 0, len(n.Content))
 		for i, e := range n.Content {
 			c.stack = append(c.stack, fmPathSeg{index: i})
 			ev := c.convert(e)
@@ -356,7 +371,7 @@ func (c *fmConverter) convert(n *yaml.Node) *fmValue {
 // scalar resolves one scalar node.
 func (c *fmConverter) scalar(n *yaml.Node) *fmValue {
 	line, col := c.pos(n)
-	v := &fmValue{line: line, col: col}
+	v := c.value(jsonNull, line, col)
 	tag := ""
 	switch {
 	case n.Style&yaml.TaggedStyle != 0:
