@@ -40,7 +40,7 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	asJSON := fl.Bool("json", false, "print one JSON array instead of lines")
-	profiles := fl.String("profiles", "", "comma-separated profiles the server offers: parallel-1, check-1 (default parallel-1, plus check-1 with --evaluator)")
+	profiles := fl.String("profiles", "", "comma-separated profiles the server offers: parallel-1, check-1; empty for the core alone (default parallel-1, plus check-1 with --evaluator)")
 	evaluator := fl.Bool("evaluator", false, "an evaluator is configured, so check-1 can be offered")
 	fl.Usage = func() {
 		fmt.Fprint(stderr, validateUsage)
@@ -52,7 +52,9 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	offer, err := validateOffer(*profiles, *evaluator)
+	profilesSet := false
+	fl.Visit(func(f *flag.Flag) { profilesSet = profilesSet || f.Name == "profiles" })
+	offer, err := validateOffer(*profiles, profilesSet, *evaluator)
 	if err != nil {
 		fmt.Fprintf(stderr, "baton validate: %v\n", err)
 		return 2
@@ -100,10 +102,11 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-// validateOffer builds the offer from --profiles and --evaluator.
-func validateOffer(profiles string, evaluator bool) (*interpreter.Offer, error) {
+// validateOffer builds the offer from --profiles and --evaluator. An empty
+// --profiles= offers the core alone.
+func validateOffer(profiles string, set, evaluator bool) (*interpreter.Offer, error) {
 	offer := interpreter.DefaultOffer()
-	if profiles == "" {
+	if !set {
 		if evaluator {
 			offer.Profiles = append(offer.Profiles, interpreter.ProfileCheck)
 		}

@@ -127,6 +127,12 @@ func TestValidateCommand(t *testing.T) {
 			wantOut:  []string{filepath.Join(fx, "major-incident") + ":13:15: steps[1].parallel: needs the parallel-1 profile, which this server does not offer"},
 		},
 		{
+			name:     "an empty profile list offers the core alone",
+			args:     []string{"validate", "--profiles=", filepath.Join(fx, "major-incident")},
+			wantCode: 1,
+			wantOut:  []string{filepath.Join(fx, "major-incident") + ":13:15: steps[1].parallel: needs the parallel-1 profile, which this server does not offer"},
+		},
+		{
 			name:     "a missing path",
 			args:     []string{"validate", filepath.Join(t.TempDir(), "nope")},
 			wantCode: 1,
