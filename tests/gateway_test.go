@@ -186,7 +186,7 @@ func TestRetryAfterLostAnswer(t *testing.T) {
 	file := upload(t, agent, "report")
 	agent.ok("submit", map[string]any{"token": c.Token, "output": map[string]any{"cleared": false, "summary": "Hit."},
 		"evidence": []any{map[string]any{"kind": "file", "ref": file}},
-		"summary": "s", "next": "decline", "reason": "hit", "requestId": rid()}, nil)
+		"summary":  "s", "next": "decline", "reason": "hit", "requestId": rid()}, nil)
 }
 
 // Concurrent calls with one requestId resolve to one execution.

@@ -1,0 +1,131 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/baton-run/baton/interpreter"
+	"github.com/baton-run/baton/workflows"
+)
+
+// bareWorkflow accepts no-op updates until it is cancelled: the floor a
+// Temporal update costs on this server.
+func bareWorkflow(ctx workflow.Context) error {
+	if err := workflow.SetUpdateHandler(ctx, "noop", func(ctx workflow.Context, n int) (int, error) { return n, nil }); err != nil {
+		return err
+	}
+	return workflow.Await(ctx, func() bool { return false })
+}
+
+type latencies map[string][]time.Duration
+
+func (l latencies) time(name string, f func()) {
+	t0 := time.Now()
+	f()
+	l[name] = append(l[name], time.Since(t0))
+}
+
+func (l latencies) report(b *testing.B) {
+	for name, ds := range l {
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		p := func(q float64) float64 { return float64(ds[int(q*float64(len(ds)-1))].Microseconds()) / 1000 }
+		b.ReportMetric(p(0.5), name+"-p50-ms")
+		b.ReportMetric(p(0.99), name+"-p99-ms")
+	}
+}
+
+// BenchmarkToolLatency measures claim, submit and decide over HTTP, each a
+// full tool call (auth, schema check, idempotency record, Temporal update,
+// read-model write), next to three reference points on the same server:
+// describe (HTTP, MCP and auth only), a ProcessRun update sent straight to
+// Temporal (the workflow without the gateway), and a bare workflow's no-op
+// update (Temporal's floor). Run it on a quiet machine.
+func BenchmarkToolLatency(b *testing.B) {
+	bt := start(b, options{})
+	bt.publish(`---
+name: bench
+description: One agent step and one approval.
+steps:
+  - id: work
+    agent: Do it.
+    output: { done: boolean }
+  - id: check
+    person: reviewers
+    approve: Check it.
+    next: done
+  - id: done
+    finish: ok
+---
+`)
+	agent := bt.connect(agentID)
+	ann := bt.connect(personID("ann@example.com", "reviewers"))
+
+	ctx := context.Background()
+	c, err := temporal.NewClient(ctx, client.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	w := worker.New(c, "bare-bench", worker.Options{})
+	w.RegisterWorkflow(bareWorkflow)
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bare-%d", time.Now().UnixNano()), TaskQueue: "bare-bench"}, bareWorkflow)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = c.CancelWorkflow(ctx, run.GetID(), "") }()
+
+	lat := latencies{}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var v interpreter.View
+		agent.ok("start_run", map[string]any{"process": "bench", "inputs": map[string]any{}, "requestId": rid()}, &v)
+		var cl interpreter.ClaimWire
+		lat.time("claim", func() {
+			agent.ok("claim", map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()}, &cl)
+		})
+		lat.time("submit", func() {
+			agent.ok("submit", map[string]any{"token": cl.Token, "output": map[string]any{"done": true}, "summary": "Done.", "requestId": rid()}, &v)
+		})
+		lat.time("describe", func() { agent.ok("describe", nil, nil) })
+		lat.time("workflow-update", func() {
+			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+				WorkflowID: v.Run.ID, UpdateID: rid(), UpdateName: workflows.UpdateSendEvent, WaitForStage: client.WorkflowUpdateStageCompleted,
+				Args: []any{workflows.SendEventRequest{SendEvent: interpreter.SendEvent{Name: "nothing", Actor: interpreter.Actor{ID: "a", Kind: interpreter.ActorAgent}}}},
+			})
+			if err == nil {
+				err = h.Get(ctx, nil)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+		wi := v.WorkItems[0]
+		lat.time("decide", func() {
+			ann.ok("decide", map[string]any{"runId": v.Run.ID, "workItemId": wi.ID, "snapshot": wi.Snapshot, "decision": "approved", "requestId": rid()}, nil)
+		})
+		lat.time("bare-update", func() {
+			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+				WorkflowID: run.GetID(), UpdateID: rid(), UpdateName: "noop", Args: []any{i}, WaitForStage: client.WorkflowUpdateStageCompleted,
+			})
+			if err == nil {
+				err = h.Get(ctx, nil)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+	b.StopTimer()
+	lat.report(b)
+}
