@@ -77,7 +77,7 @@ func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.
 	row := store.RunRow{
 		Org: org, RunID: l.RunID, Process: l.Process, Version: l.Version, State: l.State,
 		Outcome: l.Outcome, Mode: l.Mode, Inputs: inputs, StartedBy: l.StartedBy,
-		StartedAt: l.StartedAt, UpdatedAt: l.UpdatedAt, Seq: l.Seq,
+		StartedAt: l.StartedAt, UpdatedAt: l.UpdatedAt, Seq: l.Seq, FinalView: l.Final,
 	}
 	work := make([]store.WorkRow, len(l.Work))
 	for i, w := range l.Work {

@@ -166,10 +166,17 @@ func staticDetails(p *interpreter.Process, pv store.ProcessVersion, in workflows
 
 func (g *Gateway) getRun(ctx context.Context, c *call) (any, error) {
 	runID := c.str("runId")
-	if _, err := g.store.GetRun(ctx, g.opts.Org, runID); errors.Is(err, store.ErrNotFound) {
+	final, err := g.store.FinalView(ctx, g.opts.Org, runID)
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFound(fmt.Sprintf("No run %q in this organization.", runID))
-	} else if err != nil {
+	}
+	if err != nil {
 		return nil, err
+	}
+	if final != nil {
+		// An ended run's view never changes; it is served from the read
+		// model, whatever Temporal's retention.
+		return g.viewWithURLs(final)
 	}
 	q, err := g.temporal.QueryWorkflow(ctx, runID, "", workflows.QueryView)
 	if err != nil {

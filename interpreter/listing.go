@@ -21,6 +21,9 @@ type Listing struct {
 	UpdatedAt time.Time     `json:"updatedAt"`
 	Seq       int64         `json:"seq"`
 	Work      []ListingWork `json:"work"`
+	// Final is the run view once the run has ended or been cancelled; it
+	// never changes after that. Nil while the run goes on.
+	Final json.RawMessage `json:"final,omitempty"`
 }
 
 // ListingWork is one piece of open work: a ready agent step or an open
@@ -76,6 +79,13 @@ func (m *Machine) Listing(now time.Time) (*Listing, error) {
 			lw.Handoff, _ = json.Marshal(w.Handoff)
 		}
 		l.Work = append(l.Work, lw)
+	}
+	if r.State.Over() {
+		b, err := json.Marshal(m.View(now))
+		if err != nil {
+			return nil, err
+		}
+		l.Final = b
 	}
 	return l, nil
 }

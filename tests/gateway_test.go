@@ -304,3 +304,26 @@ steps:
 		t.Fatalf("held event not consumed: %+v", v.Data.Steps["settled"])
 	}
 }
+
+// An ended run is read from the read model: get_run answers even when
+// Temporal no longer has the workflow (retention) or cannot be reached.
+func TestEndedRunOutlivesTemporal(t *testing.T) {
+	b := start(t, options{})
+	b.publish(supplierSrc)
+	ops := b.connect(operatorID)
+	v := startSupplier(t, b, b.connect(personID("mira@example.com", "finance-approver")))
+	ops.ok("cancel", map[string]any{"runId": v.Run.ID, "reason": "Duplicate.", "requestId": rid()}, nil)
+	// A gateway whose Temporal is unreachable still reads the ended run.
+	dead, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.temporal = dead
+	b.restartGateway()
+	ops = b.connect(operatorID)
+	var got interpreter.View
+	ops.ok("get_run", map[string]any{"runId": v.Run.ID}, &got)
+	if got.Run.State != "cancelled" || *got.Run.Ended.Note != "Duplicate." {
+		t.Fatalf("get_run after deletion: %+v", got.Run)
+	}
+}

@@ -25,6 +25,9 @@ type RunRow struct {
 	// Seq is the run machine's sequence number of the state this row
 	// shows. UpsertRun ignores a write whose Seq is not above the stored one.
 	Seq int64
+	// FinalView is the run view of an ended run, written once it ended;
+	// nil while the run goes on. Read it with FinalView, not GetRun.
+	FinalView json.RawMessage
 }
 
 // WorkKind says what a piece of open work is.
@@ -68,13 +71,13 @@ type WorkRow struct {
 
 const sqlUpsertRun = `
 INSERT INTO runs (org, run_id, process, version, state, outcome, mode, inputs,
-                  started_by, started_at, updated_at, seq)
-VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), $7, $8, $9, $10, $11, $12)
+                  started_by, started_at, updated_at, seq, final_view)
+VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), $7, $8, $9, $10, $11, $12, $13)
 ON CONFLICT (org, run_id) DO UPDATE SET
     process = EXCLUDED.process, version = EXCLUDED.version, state = EXCLUDED.state,
     outcome = EXCLUDED.outcome, mode = EXCLUDED.mode, inputs = EXCLUDED.inputs,
     started_by = EXCLUDED.started_by, started_at = EXCLUDED.started_at,
-    updated_at = EXCLUDED.updated_at, seq = EXCLUDED.seq
+    updated_at = EXCLUDED.updated_at, seq = EXCLUDED.seq, final_view = EXCLUDED.final_view
 WHERE runs.seq < EXCLUDED.seq
 RETURNING seq`
 
@@ -167,7 +170,7 @@ func (s *Store) UpsertRun(ctx context.Context, q Querier, row RunRow, work []Wor
 		err := tx.QueryRow(ctx, sqlUpsertRun, row.Org, row.RunID, row.Process, row.Version,
 			row.State, row.Outcome, row.Mode, inputs, row.StartedBy,
 			row.StartedAt.Truncate(time.Microsecond), row.UpdatedAt.Truncate(time.Microsecond),
-			row.Seq).Scan(&seq)
+			row.Seq, finalView(row.FinalView)).Scan(&seq)
 		if err == pgx.ErrNoRows {
 			return nil // an older or repeated write: keep the stored one
 		}
@@ -192,6 +195,29 @@ func (s *Store) UpsertRun(ctx context.Context, q Querier, row RunRow, work []Wor
 const sqlGetRun = `
 SELECT ` + runColumns + `
 FROM runs WHERE org = $1 AND run_id = $2`
+
+func finalView(v json.RawMessage) any {
+	if len(v) == 0 {
+		return nil
+	}
+	return string(v)
+}
+
+const sqlFinalView = `SELECT final_view FROM runs WHERE org = $1 AND run_id = $2`
+
+// FinalView returns the view an ended run was written with: nil while the
+// run goes on, ErrNotFound when there is no such run.
+func (s *Store) FinalView(ctx context.Context, org, runID string) (json.RawMessage, error) {
+	var v []byte
+	err := s.pool.QueryRow(ctx, sqlFinalView, org, runID).Scan(&v)
+	if err == pgx.ErrNoRows {
+		return nil, fmt.Errorf("store: run %s: %w", runID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: final view of %s: %w", runID, err)
+	}
+	return v, nil
+}
 
 // GetRun returns a run's row, or ErrNotFound.
 func (s *Store) GetRun(ctx context.Context, org, runID string) (RunRow, error) {

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -445,5 +446,24 @@ func TestUpsertRunConcurrentWriters(t *testing.T) {
 	work, _ := b.store.RunWork(b.ctx, org, "r_1")
 	if ids := stepIDs(work); !slices.Equal(ids, []string{fmt.Sprintf("r_1/step_%d", writers)}) {
 		t.Fatalf("work = %v, want only the last writer's step", ids)
+	}
+}
+
+func TestFinalView(t *testing.T) {
+	b := setup(t)
+	ctx := context.Background()
+	r := run("r_final", 1, time.Now(), `{}`)
+	upsert(t, b, r)
+	if v, err := b.store.FinalView(ctx, org, "r_final"); err != nil || v != nil {
+		t.Fatalf("final view of a running run: %s %v", v, err)
+	}
+	r.Seq, r.State, r.FinalView = 2, "ended", json.RawMessage(`{"run":{"state":"ended","b":1,"a":2}}`)
+	upsert(t, b, r)
+	v, err := b.store.FinalView(ctx, org, "r_final")
+	if err != nil || string(v) != `{"run":{"state":"ended","b":1,"a":2}}` {
+		t.Fatalf("final view %s %v, want it byte for byte", v, err)
+	}
+	if _, err := b.store.FinalView(ctx, org, "r_none"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("missing run: %v", err)
 	}
 }
