@@ -125,10 +125,7 @@ func (m *Machine) TakeEffects() []Effect {
 // Apply runs a command. On a refusal it returns an *Error and the machine is
 // unchanged; otherwise the run moved on and the result is the command's.
 func (m *Machine) Apply(cmd Command, now time.Time) (any, error) {
-	c, err := m.clone()
-	if err != nil {
-		return nil, err
-	}
+	c := m.clone()
 	res, err := cmd.apply(c, now)
 	if err != nil {
 		return nil, err
@@ -141,24 +138,12 @@ func (m *Machine) Apply(cmd Command, now time.Time) (any, error) {
 // Check reports whether Apply would accept the command at now, without
 // changing anything. It is what a Temporal update validator calls.
 func (m *Machine) Check(cmd Command, now time.Time) error {
-	c, err := m.clone()
-	if err != nil {
-		return err
-	}
-	_, err = cmd.apply(c, now)
+	_, err := cmd.apply(m.clone(), now)
 	return err
 }
 
-func (m *Machine) clone() (*Machine, error) {
-	b, err := json.Marshal(m.run)
-	if err != nil {
-		return nil, fmt.Errorf("clone run state: %w", err)
-	}
-	var r Run
-	if err := decodeNumbers(b, &r); err != nil {
-		return nil, fmt.Errorf("clone run state: %w", err)
-	}
-	return &Machine{proc: m.proc, run: &r, branch: m.branch}, nil
+func (m *Machine) clone() *Machine {
+	return &Machine{proc: m.proc, run: m.run.clone(), branch: m.branch}
 }
 
 func decodeNumbers(b []byte, v any) error {
