@@ -7,6 +7,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/gowebpki/jcs"
 )
 
 // FuzzParse feeds Parse arbitrary bytes and mutated fixtures. Parse must
@@ -82,8 +84,16 @@ func FuzzParse(f *testing.F) {
 		if err != nil || again.Hash != p.Hash {
 			t.Fatalf("second parse: %v, %s != %s", err, again.Hash, p.Hash)
 		}
-		if _, err := json.Marshal(p); err != nil {
+		b, err := json.Marshal(p)
+		if err != nil {
 			t.Fatalf("model does not marshal: %v", err)
+		}
+		var back Process
+		if err := json.Unmarshal(b, &back); err != nil || back.Body != p.Body || back.Hash != p.Hash {
+			t.Fatalf("model does not survive JSON: %v", err)
+		}
+		if again, err := jcs.Transform(back.Frontmatter); err != nil || !bytes.Equal(again, p.Frontmatter) {
+			t.Fatalf("frontmatter after JSON: %s, %v", again, err)
 		}
 	})
 }

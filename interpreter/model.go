@@ -38,6 +38,8 @@ type Process struct {
 	// exactly as written (SPEC-DECISIONS §22).
 	Body string `json:"body"`
 	// Frontmatter is the RFC 8785 canonical JSON of the parsed frontmatter.
+	// encoding/json escapes <, > and & inside it when the Process is
+	// marshalled; jcs.Transform of the decoded bytes restores them.
 	Frontmatter json.RawMessage `json:"frontmatter"`
 	// Hash is the lowercase hex SHA-256 content hash of spec §6 rule 5.
 	Hash string `json:"hash"`

@@ -1,11 +1,13 @@
 package interpreter
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Parsing rulings where spec §2 and the profiles leave the detail open. Tests
@@ -145,6 +147,20 @@ func Parse(src []byte, opts *ParseOptions) (*Process, error) {
 	if p != nil {
 		v := &validator{p: p, src: b.steps, root: root, is: is, offer: offer, folder: opts.Folder}
 		v.validate()
+	}
+	if !utf8.Valid(doc.body) {
+		bad := len(src) - len(doc.body)
+		for off := 0; off < len(doc.body); {
+			r, size := utf8.DecodeRune(doc.body[off:])
+			if r == utf8.RuneError && size <= 1 {
+				bad += off
+				break
+			}
+			off += size
+		}
+		line := 1 + bytes.Count(src[:bad], []byte("\n"))
+		col := bad - bytes.LastIndexByte(src[:bad], '\n')
+		is.add(line, col, "body: not valid UTF-8 text")
 	}
 	if len(is.list) > 0 || p == nil {
 		return nil, is.err()

@@ -307,6 +307,7 @@ func TestParseDocumentSplit(t *testing.T) {
 		{name: "empty body", src: "---\n" + front + "---\n", wantBody: ""},
 		{name: "CRLF fences", src: "---\r\n" + strings.ReplaceAll(front, "\n", "\r\n") + "---\r\nBody\r\n", wantBody: "Body\r\n"},
 		{name: "a later --- belongs to the body", src: "---\n" + front + "---\nA\n---\nB\n", wantBody: "A\n---\nB\n"},
+		{name: "a body that is not UTF-8", src: "---\n" + front + "---\n# Title\nok \xff\n", want: []string{"9:4: body: not valid UTF-8 text"}},
 		{name: "no opening line", src: "\n---\n" + front + "---\n", want: []string{`1:1: frontmatter: the file must start with a "---" line`}},
 		{name: "empty file", src: "", want: []string{`1:1: frontmatter: the file must start with a "---" line`}},
 		{name: "opening line with trailing text", src: "--- x\n" + front + "---\n", want: []string{`1:1: frontmatter: the file must start with a "---" line`}},
