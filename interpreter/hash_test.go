@@ -3,6 +3,7 @@ package interpreter
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -180,4 +181,61 @@ func TestCanonicalJSONMatchesTransform(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", f.name, got, want)
 		}
 	}
+}
+
+// fmWriteJSON appends the JSON text of v, members in the order written:
+// the plain rendering that jcs.Transform canonicalizes in these tests.
+func fmWriteJSON(buf *bytes.Buffer, v *fmValue) {
+	switch v.kind {
+	case jsonNull:
+		buf.WriteString("null")
+	case jsonBool:
+		buf.WriteString(strconv.FormatBool(v.b))
+	case jsonNumber:
+		buf.WriteString(v.str)
+	case jsonString:
+		fmWriteString(buf, v.str)
+	case jsonArray:
+		buf.WriteByte('[')
+		for i, e := range v.arr {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			fmWriteJSON(buf, e)
+		}
+		buf.WriteByte(']')
+	case jsonObject:
+		buf.WriteByte('{')
+		for i, m := range v.members {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			fmWriteString(buf, m.key)
+			buf.WriteByte(':')
+			fmWriteJSON(buf, m.val)
+		}
+		buf.WriteByte('}')
+	}
+}
+
+// fmWriteString writes s as a JSON string. Only the characters JSON
+// requires are escaped; canonicalization re-escapes it anyway.
+func fmWriteString(buf *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	buf.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			buf.WriteByte('\\')
+			buf.WriteByte(c)
+		case c < 0x20:
+			buf.WriteString(`\u00`)
+			buf.WriteByte(hex[c>>4])
+			buf.WriteByte(hex[c&0xf])
+		default:
+			buf.WriteByte(c)
+		}
+	}
+	buf.WriteByte('"')
 }
