@@ -3,6 +3,7 @@ package interpreter
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // This file reads the check profile's check: key (profile-check §2). Whether
@@ -93,13 +94,13 @@ func (b *processBuilder) question(v *fmValue, path string) *Question {
 		}
 		if pass == nil {
 			b.is.at(v, "%s.pass: required on a choice question: the answer names that pass", path)
-		} else {
+		} else if oneOf.val.kind == jsonObject {
 			q.PassNames = b.answerNames(pass.val, path+".pass", names, nil)
 			if pass.val.kind == jsonArray && len(pass.val.arr) == 0 {
 				b.is.at(pass.val, "%s.pass: at least one answer name", path)
 			}
 		}
-		if unsure != nil {
+		if unsure != nil && oneOf.val.kind == jsonObject {
 			passing := map[string]bool{}
 			for _, n := range q.PassNames {
 				passing[n] = true
@@ -205,7 +206,7 @@ func (b *processBuilder) levels(v *fmValue, path string) []string {
 		b.is.at(v, "%s: 2 to 10 levels, found %d", path, len(v.arr))
 	}
 	for i, s := range list {
-		if v.arr[i].kind == jsonString && s == "" {
+		if v.arr[i].kind == jsonString && strings.TrimSpace(s) == "" {
 			b.is.at(v.arr[i], "%s[%d]: must not be blank", path, i)
 		}
 	}

@@ -1167,6 +1167,38 @@ func TestValidateCheck(t *testing.T) {
 			},
 		},
 		{
+			name: "question shapes",
+			front: head + `    check:
+      - ask: Yes?
+        pass: [yes]
+      - ask: Which?
+        one_of: [a, b]
+        pass: [a]
+      - ask: Which else?
+        one_of: { '': Empty., b: B., c: 5 }
+        pass: [b]
+      - ask: How?
+        levels: Good.
+        pass: 0
+      - ask: How well?
+        levels: [Bad., ' ', 7]
+        pass: 1
+  - id: b
+    agent: B.
+    check: 5
+` + tail,
+			want: []string{
+				"9:15: steps[0].check[0].pass: expected a number, found a list",
+				"11:17: steps[0].check[1].one_of: expected a mapping, found a list",
+				"14:19: steps[0].check[2].one_of: an answer name must not be empty",
+				"14:41: steps[0].check[2].one_of.c: expected a string, found a number",
+				"17:17: steps[0].check[3].levels: expected a list, found a string",
+				"20:24: steps[0].check[4].levels[1]: must not be blank",
+				"20:29: steps[0].check[4].levels[2]: expected a string, found a number",
+				"24:12: steps[1].check: expected a question or a list of questions, found a number",
+			},
+		},
+		{
 			name: "rubric questions",
 			front: head + `    check:
       - ask: How complete?
