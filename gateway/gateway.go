@@ -122,6 +122,13 @@ type Gateway struct {
 
 	mu        sync.Mutex
 	processes map[string]*interpreter.Process // "name@version" → parsed
+
+	// writes bounds the writes in flight. A write holds a pooled
+	// connection for its idempotency row while it waits on the run's
+	// workflow, and needs a second one meanwhile; the workflow's read-model
+	// activity may need one from the same pool. Unbounded, as many
+	// concurrent writes as the pool has connections deadlock it.
+	writes chan struct{}
 }
 
 // New returns a gateway over its store, a Temporal client and a token
@@ -131,6 +138,7 @@ func New(s *store.Store, c client.Client, verify auth.Verifier, opts *Options) (
 		return nil, fmt.Errorf("gateway: store, Temporal client and verifier are required")
 	}
 	g := &Gateway{store: s, temporal: c, verify: verify, processes: map[string]*interpreter.Process{}}
+	g.writes = make(chan struct{}, max(1, (int(s.Pool().Config().MaxConns)-2)/2))
 	if opts != nil {
 		g.opts = *opts
 	}

@@ -42,6 +42,12 @@ func digest(c *call) []byte {
 func (g *Gateway) write(ctx context.Context, c *call, do func(ctx context.Context, reqID string, digest []byte) (any, error)) (any, error) {
 	reqID := c.str("requestId")
 	d := digest(c)
+	select {
+	case g.writes <- struct{}{}:
+		defer func() { <-g.writes }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	tx, err := g.store.Pool().BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		return nil, err
