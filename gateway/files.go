@@ -15,8 +15,10 @@ import (
 )
 
 func (g *Gateway) upload(ctx context.Context, c *call) (any, error) {
-	if c.id.Kind != "agent" && c.id.Kind != "person" {
-		return nil, forbidden("Files are uploaded by agents and people.")
+	// Operators are people too: one completing an escalated step in the
+	// agent's place attaches its file evidence (spec §3.4).
+	if c.id.Kind != "agent" && c.id.Kind != "person" && c.id.Kind != "operator" {
+		return nil, forbidden("Files are uploaded by agents, people and operators.")
 	}
 	b64 := c.str("contentBase64")
 	if base64.StdEncoding.DecodedLen(len(b64)) > g.opts.MaxUploadBytes+3 {
