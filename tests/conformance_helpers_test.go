@@ -104,10 +104,12 @@ func stepStateOf(v view, id string) string {
 	return "absent"
 }
 
+// itemFor returns a copy of the open work item on a step, or nil. A copy,
+// so that decoding the next view into the same variable leaves it alone.
 func itemFor(v view, stepID string) *interpreter.WorkItem {
-	for i := range v.WorkItems {
-		if v.WorkItems[i].StepID == stepID {
-			return &v.WorkItems[i]
+	for _, w := range v.WorkItems {
+		if w.StepID == stepID {
+			return &w
 		}
 	}
 	return nil
