@@ -89,7 +89,12 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 			r.publish(ctx)
 		}
 		if !r.m.Run().State.Over() && workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-			return nil, r.continueAsNew(ctx)
+			if err := r.settle(ctx); err != nil {
+				return r.cancelledInTemporal(ctx)
+			}
+			if !r.m.Run().State.Over() {
+				return nil, r.continueAsNew(ctx)
+			}
 		}
 	}
 	return r.finish(ctx)
@@ -139,29 +144,70 @@ func (r *runner) register(ctx workflow.Context) error {
 			return err
 		}
 	}
+	// Signals wait in their channels' buffers until this loop (or settle,
+	// before continue-as-new) takes them. A selector would hand a
+	// signal to this coroutine before it runs, where nothing else can see
+	// it, and a run that continued as new in that task would lose it.
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		events := workflow.GetSignalChannel(ctx, SignalEvent)
 		refusals := workflow.GetSignalChannel(ctx, SignalRefusal)
 		for {
-			sel := workflow.NewSelector(ctx)
-			sel.AddReceive(events, func(c workflow.ReceiveChannel, _ bool) {
-				var ev EventSignal
-				c.Receive(ctx, &ev)
-				sender := ev.Sender
-				if sender == "" {
-					sender = "temporal"
-				}
-				r.signal(ctx, interpreter.SendEvent{Name: ev.Name, Data: ev.Data, Actor: interpreter.Actor{ID: sender, Kind: interpreter.ActorSystem}})
-			})
-			sel.AddReceive(refusals, func(c workflow.ReceiveChannel, _ bool) {
-				var n interpreter.NoteRefusal
-				c.Receive(ctx, &n)
-				r.signal(ctx, n)
-			})
-			sel.Select(ctx)
+			if err := workflow.Await(ctx, func() bool { return events.Len() > 0 || refusals.Len() > 0 }); err != nil {
+				return
+			}
+			r.drainSignals(ctx)
 		}
 	})
 	return nil
+}
+
+// eventCommand is the machine's command for an event signal.
+func eventCommand(ev EventSignal) interpreter.SendEvent {
+	sender := ev.Sender
+	if sender == "" {
+		sender = "temporal"
+	}
+	return interpreter.SendEvent{Name: ev.Name, Data: ev.Data, Actor: interpreter.Actor{ID: sender, Kind: interpreter.ActorSystem}}
+}
+
+// settle lets running update handlers finish (Temporal fails accepted
+// updates still running when a run continues as new) and applies the
+// signals delivered but not yet applied (they would be lost with this
+// run), until neither is left. It fails only when the workflow is
+// cancelled meanwhile.
+func (r *runner) settle(ctx workflow.Context) error {
+	events := workflow.GetSignalChannel(ctx, SignalEvent)
+	refusals := workflow.GetSignalChannel(ctx, SignalRefusal)
+	for {
+		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+			return err
+		}
+		if events.Len() == 0 && refusals.Len() == 0 {
+			return nil
+		}
+		r.drainSignals(ctx)
+	}
+}
+
+// drainSignals applies the signals delivered to this run and not yet
+// applied, in the order they arrived on each channel.
+func (r *runner) drainSignals(ctx workflow.Context) {
+	events := workflow.GetSignalChannel(ctx, SignalEvent)
+	refusals := workflow.GetSignalChannel(ctx, SignalRefusal)
+	for {
+		var ev EventSignal
+		if !events.ReceiveAsync(&ev) {
+			break
+		}
+		r.signal(ctx, eventCommand(ev))
+	}
+	for {
+		var n interpreter.NoteRefusal
+		if !refusals.ReceiveAsync(&n) {
+			break
+		}
+		r.signal(ctx, n)
+	}
 }
 
 // check is every update's validator: the machine's own check at now, or
@@ -233,7 +279,11 @@ func (r *runner) publish(ctx workflow.Context) {
 	now := workflow.Now(ctx)
 	l, err := r.m.Listing(now)
 	if err == nil {
-		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		// The machine has moved on: the write happens even when the
+		// workflow is being cancelled meanwhile.
+		dctx, cancel := workflow.NewDisconnectedContext(ctx)
+		defer cancel()
+		lctx := workflow.WithLocalActivityOptions(dctx, workflow.LocalActivityOptions{
 			StartToCloseTimeout: 10 * time.Second,
 			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 5},
 		})
@@ -290,7 +340,11 @@ func details(m *interpreter.Machine, now time.Time) string {
 // finish waits for running handlers and closes the workflow as the run
 // ended: Canceled for a cancelled run, else completed with its outcome.
 func (r *runner) finish(ctx workflow.Context) (*Outcome, error) {
-	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+	// A Temporal cancellation that arrives once the run is over changes
+	// nothing: wait for the handlers regardless.
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	if err := workflow.Await(dctx, func() bool { return workflow.AllHandlersFinished(dctx) }); err != nil {
 		return nil, err
 	}
 	run := r.m.Run()
@@ -334,11 +388,8 @@ func (r *runner) cancelledInTemporal(ctx workflow.Context) (*Outcome, error) {
 }
 
 // continueAsNew carries the run into a fresh history before Temporal's
-// limits, once every running handler has finished.
+// limits. The caller has let every running handler finish.
 func (r *runner) continueAsNew(ctx workflow.Context) error {
-	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
-		return err
-	}
 	state, err := r.m.State()
 	if err != nil {
 		return err

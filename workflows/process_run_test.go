@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/interpreter"
@@ -70,6 +71,9 @@ type recorder struct {
 	listings []*interpreter.Listing
 	overdue  []interpreter.Effect
 	cancel   CancelInfo
+	// hook, when set, runs after each listing is recorded, inside the
+	// local activity.
+	hook func(ctx context.Context, l *interpreter.Listing)
 }
 
 func (rc *recorder) last() *interpreter.Listing {
@@ -93,10 +97,17 @@ func setup(t *testing.T) *bundle {
 	env.RegisterWorkflowWithOptions(ProcessRun, workflowOptions())
 	env.RegisterActivityWithOptions(func(ctx context.Context, org string, l *interpreter.Listing) error {
 		rec.mu.Lock()
-		defer rec.mu.Unlock()
 		rec.listings = append(rec.listings, l)
+		hook := rec.hook
+		rec.mu.Unlock()
+		if hook != nil {
+			hook(ctx, l)
+		}
 		return nil
 	}, activity.RegisterOptions{Name: ActivityPublishRun})
+	// A cancellation that races a handler must not trip the deadlock
+	// detector on a loaded machine.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 10 * time.Second})
 	env.RegisterActivityWithOptions(func(ctx context.Context, e interpreter.Effect) error {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
@@ -373,4 +384,107 @@ func TestContinueAsNewKeepsLeaseAndAnswers(t *testing.T) {
 	b2.at(2*time.Second, UpdateSubmit, "u2", submit("check_vendor", "l1", interpreter.Values{"cleared": true}), ok(t, "submit after CAN"))
 	b2.env.RegisterDelayedCallback(func() { b2.env.CancelWorkflow() }, time.Minute)
 	b2.env.ExecuteWorkflow(ProcessRun, next)
+}
+
+// cancelOnce returns a listing hook that asks Temporal to cancel the
+// workflow, once, while the local activity publishing the first listing
+// that matches is still running, so the cancellation lands while an update
+// handler is unfinished.
+func (b *bundle) cancelOnce(match func(*interpreter.Listing) bool) func(context.Context, *interpreter.Listing) {
+	var once sync.Once
+	return func(ctx context.Context, l *interpreter.Listing) {
+		if !match(l) {
+			return
+		}
+		once.Do(func() {
+			b.env.CancelWorkflow()
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		})
+	}
+}
+
+func TestCancelWhileDrainingForContinueAsNew(t *testing.T) {
+	b := setup(t)
+	b.rec.cancel = CancelInfo{Identity: "sre@host", Reason: "stop it"}
+	var once sync.Once
+	// While the claim's handler is still publishing, Temporal suggests
+	// continue-as-new and an event wakes the loop, which waits for the
+	// handler; then the run is cancelled.
+	b.rec.hook = func(ctx context.Context, l *interpreter.Listing) {
+		if l.State != "active" || len(l.Work) != 0 {
+			return
+		}
+		once.Do(func() {
+			b.env.SetContinueAsNewSuggested(true)
+			b.env.SignalWorkflow(SignalEvent, EventSignal{Name: "vendor-registered"})
+			time.Sleep(50 * time.Millisecond)
+			b.env.CancelWorkflow()
+			time.Sleep(150 * time.Millisecond)
+		})
+	}
+	b.at(time.Second, UpdateClaim, "u1", claim("check_vendor", "l1"), ok(t, "claim"))
+	b.env.ExecuteWorkflow(ProcessRun, input(t, supplierSrc))
+	var ce *temporal.CanceledError
+	if err := b.env.GetWorkflowError(); !errors.As(err, &ce) {
+		t.Fatalf("workflow error %v, want Canceled", err)
+	}
+	// the details are the run's Ended when the machine cancelled the run
+	var details any
+	if err := ce.Details(&details); err != nil {
+		t.Fatal(err)
+	}
+	var ended interpreter.Ended
+	if b, _ := json.Marshal(details); json.Unmarshal(b, &ended) != nil || ended.By != "sre@host" {
+		t.Fatalf("cancel details %#v: the run was not cancelled through the machine", details)
+	}
+	if l := b.rec.last(); l.State != "cancelled" {
+		t.Fatalf("last listing %s, want cancelled", l.State)
+	}
+}
+
+func TestRunThatEndsCompletesDespiteLateCancel(t *testing.T) {
+	b := setup(t)
+	b.rec.hook = b.cancelOnce(func(l *interpreter.Listing) bool { return l.State == "ended" })
+	b.at(time.Second, UpdateClaim, "u1", claim("check_vendor", "l1"), ok(t, "claim"))
+	b.at(2*time.Second, UpdateSubmit, "u2", submit("check_vendor", "l1", interpreter.Values{"cleared": true}), ok(t, "submit"))
+	b.at(3*time.Second, UpdateSendEvent, "u3", SendEventRequest{Digest: "e", SendEvent: interpreter.SendEvent{Name: "vendor-registered", Actor: agent}}, ok(t, "event"))
+	b.env.RegisterDelayedCallback(func() {
+		v := view(t, b)
+		w := v.WorkItems[0]
+		b.at(0, UpdateDecide, "u4", DecideRequest{Digest: "x", Decide: interpreter.Decide{WorkItemID: w.ID, Snapshot: w.Snapshot, Decision: "approved", Actor: person}}, ok(t, "approve"))
+	}, 4*time.Second)
+	b.env.ExecuteWorkflow(ProcessRun, input(t, supplierSrc))
+	var out Outcome
+	if err := b.env.GetWorkflowResult(&out); err != nil || out.Outcome != "onboarded" {
+		t.Fatalf("result %+v %v, want onboarded", out, err)
+	}
+	if l := b.rec.last(); l.State != "ended" {
+		t.Fatalf("last listing %s", l.State)
+	}
+}
+
+func TestSignalInTheContinueAsNewTaskIsKept(t *testing.T) {
+	b := setup(t)
+	// the signal is delivered without a workflow task; the next task, in
+	// which the workflow decides to continue as new, is the first to see it
+	b.env.RegisterDelayedCallback(func() {
+		b.env.SignalWorkflowSkippingWorkflowTask(SignalEvent, EventSignal{Name: "vendor-registered", Sender: "erp"})
+	}, time.Second)
+	b.env.RegisterDelayedCallback(func() { b.env.SetContinueAsNewSuggested(true) }, 2*time.Second)
+	b.env.ExecuteWorkflow(ProcessRun, input(t, supplierSrc))
+	var can *workflowContinueAsNew
+	if err := b.env.GetWorkflowError(); !asContinueAsNew(err, &can) {
+		t.Fatalf("workflow error %v, want continue-as-new", err)
+	}
+	in := can.input
+	m, err := interpreter.Restore(in.Process, in.Continued.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held := m.Run().Held; len(held) != 1 || held[0].Name != "vendor-registered" {
+		t.Fatalf("held events carried over: %+v", held)
+	}
 }
