@@ -157,6 +157,12 @@ type run struct {
 	p        *interpreter.Process
 	n        int   // update ids handed out
 	seq      int64 // the read model's seq after the last write
+
+	// routes chooses the next step of an agent step with a next list
+	// (default: the first); signal delivers awaited events by the event
+	// signal rather than the send_event update.
+	routes map[string]string
+	signal bool
 }
 
 var starter = interpreter.Actor{ID: "mira@example.com", Kind: interpreter.ActorPerson}
@@ -404,9 +410,21 @@ func (r *run) play(rework bool) *interpreter.View {
 					t.Fatal(err)
 				}
 				spectest.Validate(t, "tools/claim.result.json", c.Wire("tok"))
+				sub := sampleSubmission(s)
+				if to, ok := r.routes[s.ID]; ok {
+					sub.Next = &to
+				}
 				res = r.must(workflows.UpdateSubmit, workflows.SubmitRequest{Digest: "submit " + lease,
-					Submit: interpreter.Submit{StepID: s.ID, LeaseID: lease, Actor: agent, Submission: sampleSubmission(s)}})
+					Submit: interpreter.Submit{StepID: s.ID, LeaseID: lease, Actor: agent, Submission: sub}})
 				spectest.Validate(t, "tools/submit.result.json", res.Value)
+				acted = true
+			case s.Kind == interpreter.KindWaitFor && *sv.State == "waiting" && r.signal:
+				err := r.h.c.SignalWorkflow(ctxFor(t), r.id, "", workflows.SignalEvent,
+					workflows.EventSignal{Name: s.Text, Data: interpreter.Values{"ok": true}, Sender: "billing"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.awaitStep(s.ID, "done")
 				acted = true
 			case s.Kind == interpreter.KindWaitFor && *sv.State == "waiting":
 				r.must(workflows.UpdateSendEvent, workflows.SendEventRequest{Digest: "event",
@@ -441,6 +459,23 @@ func (r *run) play(rework bool) *interpreter.View {
 		}
 	}
 	t.Fatalf("run %s of %s did not end within a minute", r.id, r.p.Name)
+	return nil
+}
+
+// awaitStep polls the view until a step reaches a state (a signal has no
+// answer to wait for).
+func (r *run) awaitStep(id, state string) *interpreter.View {
+	r.h.t.Helper()
+	for range 100 {
+		v := r.view()
+		for _, sv := range v.Steps {
+			if sv.ID == id && sv.State != nil && *sv.State == state {
+				return v
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r.h.t.Fatalf("step %s never became %s", id, state)
 	return nil
 }
 
@@ -504,9 +539,16 @@ func TestFixturesEndToEnd(t *testing.T) {
 		fixture string
 		inputs  func() interpreter.Values
 		rework  bool
+		routes  map[string]string
+		signal  bool
 		outcome string
 		record  string
 	}{
+		{fixture: "customer-offboarding", outcome: "offboarded", signal: true, record: "customer-offboarding-signal",
+			routes: map[string]string{"final_invoice": "settlement_event"},
+			inputs: func() interpreter.Values {
+				return interpreter.Values{"effectiveAt": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)}
+			}},
 		{fixture: "invoice-approval", outcome: "approved", record: "invoice-approval"},
 		{fixture: "support-escalation", outcome: "resolved"},
 		{fixture: "major-incident", outcome: "stabilized", record: "major-incident"},
@@ -526,9 +568,17 @@ func TestFixturesEndToEnd(t *testing.T) {
 				}
 			}
 			r := h.start(p, inputs)
+			r.routes, r.signal = tc.routes, tc.signal
 			v := r.play(tc.rework)
 			if v.Run.State != "ended" || v.Run.Outcome == nil || *v.Run.Outcome != tc.outcome {
 				t.Fatalf("run ended %s with outcome %v, want ended %s", v.Run.State, v.Run.Outcome, tc.outcome)
+			}
+			if tc.signal {
+				for id, d := range v.Data.Steps {
+					if p.Step(id).Kind == interpreter.KindWaitFor && (d.Record == nil || d.By != "billing") {
+						t.Fatalf("event step %s recorded %+v, want by billing", id, d.Record)
+					}
+				}
 			}
 			if err := r.wait(); err != nil {
 				t.Fatalf("workflow result: %v", err)
