@@ -341,3 +341,40 @@ func TestSection6_5_RunsKeepTheirVersion(t *testing.T) {
 		t.Fatalf("a new run: version %d, body %q", v2.Run.Version, c2.Body)
 	}
 }
+
+// §4.1, §6 conformance: describe reports the protocol, the profiles this
+// server implements, the lease and the person format, and every required
+// tool (plus the optional ones the fixtures need).
+func TestSection4_1_Describe(t *testing.T) {
+	b := start(t, options{})
+	var d struct {
+		Protocol     string   `json:"protocol"`
+		Version      string   `json:"version"`
+		Profiles     []string `json:"profiles"`
+		LeaseSeconds int      `json:"leaseSeconds"`
+		Person       struct {
+			Format string `json:"format"`
+		} `json:"person"`
+		Tools []string `json:"tools"`
+	}
+	b.connect(personID("mira@example.com")).ok("describe", nil, &d)
+	if d.Protocol != "agentprocess" || d.Version != "core-2" || d.LeaseSeconds != 600 || d.Person.Format != "email" {
+		t.Fatalf("describe = %+v", d)
+	}
+	has := func(list []string, s string) bool {
+		for _, x := range list {
+			if x == s {
+				return true
+			}
+		}
+		return false
+	}
+	if !has(d.Profiles, interpreter.ProfileParallel) {
+		t.Fatalf("profiles %q lack parallel-1", d.Profiles)
+	}
+	for _, tool := range []string{"describe", "list_processes", "start_run", "get_run", "get_work", "claim", "submit", "escalate", "decide", "cancel", "renew", "upload", "send_event", "list_runs"} {
+		if !has(d.Tools, tool) {
+			t.Fatalf("describe.tools %q lacks %s", d.Tools, tool)
+		}
+	}
+}

@@ -156,3 +156,58 @@ func TestParallel_FailedBranchEndsTheRun(t *testing.T) {
 	}
 	agent.refused("submit", map[string]any{"token": c.Token, "output": map[string]any{}, "summary": "s", "requestId": rid()}, interpreter.CodeConflict, "run_ended")
 }
+
+const branchReworkSrc = `---
+name: branch-rework
+description: A branch with its own review beside a plain branch.
+steps:
+  - id: fork
+    parallel: [draft, other]
+    next: done
+  - id: draft
+    agent: Draft.
+    next: check
+  - id: check
+    person: reviewers
+    approve: Check the draft.
+    on_reject: draft
+    next: join
+  - id: other
+    agent: Other work.
+    next: join
+  - id: done
+    finish: ok
+---
+`
+
+// parallel-1 §3: on_reject inside a branch moves that branch's completions
+// to history and touches no sibling, even one that already joined.
+func TestParallel_ReworkInsideABranchTouchesNoSibling(t *testing.T) {
+	b := start(t, options{})
+	agent := b.connect(agentID)
+	rita := b.connect(personID("rita@example.com", "reviewers"))
+	v := startSrc(t, b, rita, branchReworkSrc, nil)
+	if items := agentWork(agent, v.Run.ID); len(items) != 2 {
+		t.Fatalf("the fork listed %d agent steps, want 2", len(items))
+	}
+	do := func(step string) {
+		t.Helper()
+		c := claimStep(agent, v.Run.ID, step)
+		agent.ok("submit", map[string]any{"token": c.Token, "output": map[string]any{}, "summary": "Did " + step + ".", "requestId": rid()}, &v)
+	}
+	do("other")
+	do("draft")
+	rita.ok("decide", decideArgs(v, itemFor(v, "check"), "rejected", map[string]any{"note": "Redo the draft."}), &v)
+	if stepStateOf(v, "draft") != "ready" || stepStateOf(v, "check") != "null" || stepStateOf(v, "other") != "done" || stepStateOf(v, "fork") != "waiting" {
+		t.Fatalf("after a rejection inside a branch: %s", describeSteps(v))
+	}
+	if d := v.Data.Steps["other"]; len(d.History) != 0 || d.By != agentID.ID {
+		t.Fatalf("the sibling was touched: %+v", d)
+	}
+	if d := v.Data.Steps["draft"]; len(d.History) != 1 || (d.Record != nil && d.By != "") {
+		t.Fatalf("the branch step after rework = %+v", d)
+	}
+	do("draft")
+	rita.ok("decide", decideArgs(v, itemFor(v, "check"), "approved", nil), &v)
+	wantEndedAtFinish(t, parseFor(t, []byte(branchReworkSrc)), v)
+}
