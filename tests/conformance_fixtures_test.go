@@ -18,7 +18,9 @@ var coreFixtures = []string{
 }
 
 // Conformance fixtures: every fixture publishes and walks to a finish over
-// MCP, with agents and people playing every step.
+// MCP, with agents and people playing every step: straight through, with
+// each approval that has on_reject rejected once (§3.1), and with each agent
+// step escalated once and returned by an operator (§3.3–3.4).
 func TestFixtures_WalkToFinish(t *testing.T) {
 	b := start(t, options{})
 	for _, name := range coreFixtures {
@@ -33,15 +35,46 @@ func TestFixtures_WalkToFinish(t *testing.T) {
 	if len(procs.Items) != len(coreFixtures) {
 		t.Fatalf("list_processes lists %d processes, want %d", len(procs.Items), len(coreFixtures))
 	}
+	variants := []struct {
+		name                     string
+		rejectOnce, escalateOnce bool
+	}{{"happy", false, false}, {"rework", true, false}, {"escalation", false, true}}
 	for _, name := range coreFixtures {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			p := fixtureProcess(t, name)
-			pl := newPlayer(t, b, p, "")
-			pl.start(nil)
-			wantEndedAtFinish(t, p, pl.play())
-		})
+		for _, vr := range variants {
+			t.Run(name+"/"+vr.name, func(t *testing.T) {
+				t.Parallel()
+				p := fixtureProcess(t, name)
+				pl := newPlayer(t, b, p, "")
+				pl.rejectOnce, pl.escalateOnce = vr.rejectOnce, vr.escalateOnce
+				pl.start(nil)
+				end := pl.play()
+				wantEndedAtFinish(t, p, end)
+				for id := range pl.rejected {
+					d := end.Data.Steps[id]
+					if d == nil || d.Record == nil || d.Decision != "approved" || len(d.History) == 0 || d.History[0].Decision != "rejected" {
+						t.Fatalf("approval %s: want approved now and rejected in history, got %+v", id, d)
+					}
+				}
+				if vr.rejectOnce && len(pl.rejected) == 0 && hasOnReject(p) {
+					t.Fatal("no approval was rejected")
+				}
+				for id := range pl.escalated {
+					if d := end.Data.Steps[id]; d == nil || d.Record == nil || d.By != agentID.ID {
+						t.Fatalf("agent step %s after a return: %+v", id, d)
+					}
+				}
+			})
+		}
 	}
+}
+
+func hasOnReject(p *interpreter.Process) bool {
+	for _, s := range p.Steps {
+		if s.OnReject != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Conformance fixtures: vendor-check uses the check profile, which this

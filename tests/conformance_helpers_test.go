@@ -251,6 +251,12 @@ type player struct {
 	starter *user
 	mode    string
 	runID   string
+
+	// rejectOnce rejects each approval that has on_reject once;
+	// escalateOnce escalates each agent step once and has an operator
+	// return it.
+	rejectOnce, escalateOnce bool
+	rejected, escalated      map[string]bool
 }
 
 func newPlayer(t *testing.T, b *baton, proc *interpreter.Process, mode string) *player {
@@ -258,8 +264,9 @@ func newPlayer(t *testing.T, b *baton, proc *interpreter.Process, mode string) *
 	ps := newPeople(b)
 	return &player{
 		t: t, b: b, proc: proc, mode: mode, people: ps,
-		agent:   ps.as(agentID),
-		starter: ps.as(personID("starter@example.com")),
+		agent:    ps.as(agentID),
+		starter:  ps.as(personID("starter@example.com")),
+		rejected: map[string]bool{}, escalated: map[string]bool{},
 	}
 }
 
@@ -325,6 +332,15 @@ func (p *player) play() view {
 			if c.Mode != p.wantMode() {
 				p.t.Fatalf("claim of %s says mode %q, want %q", it.StepID, c.Mode, p.wantMode())
 			}
+			if p.escalateOnce && p.escalated[it.StepID] && (c.Handoff == nil || c.Handoff.Returned == nil) {
+				p.t.Fatalf("%s: the claim after a return has handoff %+v", it.StepID, c.Handoff)
+			}
+			if p.escalateOnce && !p.escalated[it.StepID] {
+				p.escalated[it.StepID] = true
+				p.agent.ok("escalate", map[string]any{"token": c.Token, "note": "Cannot reach the system.", "requestId": rid()}, nil)
+				acted = true
+				continue
+			}
 			p.agent.ok("submit", submission(p.agent, c, p.prefer), nil)
 			acted = true
 		}
@@ -381,7 +397,13 @@ func (p *player) play() view {
 func (p *player) decide(who *user, w interpreter.WorkItem) {
 	p.t.Helper()
 	args := map[string]any{"runId": p.runID, "workItemId": w.ID, "snapshot": w.Snapshot, "requestId": rid()}
+	s := p.proc.Step(w.StepID)
 	switch {
+	case w.Escalation != nil && p.escalateOnce && (w.Handoff == nil || w.Handoff.Returned == nil):
+		args["decision"], args["note"] = "returned", "Try the other endpoint."
+	case w.Kind == "approve" && w.Escalation == nil && p.rejectOnce && s.OnReject != "" && !p.rejected[s.ID]:
+		p.rejected[s.ID] = true
+		args["decision"], args["note"] = "rejected", "Needs another pass."
 	case w.Kind == "approve" && w.Escalation == nil:
 		args["decision"] = "approved"
 	default:
