@@ -418,11 +418,21 @@ func TestCancelWhileDrainingForContinueAsNew(t *testing.T) {
 			return
 		}
 		once.Do(func() {
-			b.env.SetContinueAsNewSuggested(true)
-			b.env.SignalWorkflow(SignalEvent, EventSignal{Name: "vendor-registered"})
-			time.Sleep(50 * time.Millisecond)
-			b.env.CancelWorkflow()
-			time.Sleep(150 * time.Millisecond)
+			// the environment's main loop runs these in order
+			cancelled := make(chan struct{})
+			b.env.RegisterDelayedCallback(func() {
+				b.env.SetContinueAsNewSuggested(true)
+				b.env.SignalWorkflow(SignalEvent, EventSignal{Name: "vendor-registered"})
+				b.env.RegisterDelayedCallback(func() {
+					b.env.CancelWorkflow()
+					close(cancelled)
+				}, 0)
+			}, 0)
+			select {
+			case <-cancelled:
+			case <-time.After(10 * time.Second):
+				t.Error("the cancellation was never sent")
+			}
 		})
 	}
 	b.at(time.Second, UpdateClaim, "u1", claim("check_vendor", "l1"), ok(t, "claim"))

@@ -12,17 +12,19 @@ import (
 	"github.com/baton-run/baton/workflows"
 )
 
-// TestReplayRecordedHistories replays every history in testdata/ (recorded
-// from integration runs with -record) against the current ProcessRun: a
-// change that would break running workflows fails here. It needs no
-// server.
+// TestReplayRecordedHistories replays every history in testdata/ against
+// the current ProcessRun: a change that would break running workflows
+// fails here (guard such changes with workflow.GetVersion). It needs no
+// server. The histories come from integration runs:
+//
+//	go test ./workflows -run 'TestFixturesEndToEnd|TestTemporalCancellation' -args -record
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		t.Fatal("no recorded histories in testdata/; record them with go test -run Integration -record")
+		t.Fatal("no recorded histories in testdata/; record them with: go test ./workflows -run 'TestFixturesEndToEnd|TestTemporalCancellation' -args -record")
 	}
 	logger := sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
 	for _, f := range files {
