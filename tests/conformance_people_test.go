@@ -288,3 +288,31 @@ func TestSection3_4_SnapshotStaleAfterRunDataChange(t *testing.T) {
 		t.Fatalf("after the decision: %+v", v.Run)
 	}
 }
+
+const singleNextTaskSrc = `---
+name: single-next-task
+description: A task with one next.
+steps:
+  - id: note_it
+    person: reviewers
+    task: Note it down.
+  - id: done
+    finish: ok
+---
+`
+
+// §3.2: next and reason on a completed decision for a step whose next is
+// not a list are not_accepted; people's summary is optional.
+func TestSection3_2_NextOnlyWhenAList(t *testing.T) {
+	b := start(t, options{})
+	rita := b.connect(personID("rita@example.com", "reviewers"))
+	v := startSrc(t, b, rita, singleNextTaskSrc, nil)
+	w := itemFor(v, "note_it")
+	if w.Next != nil || w.Output != nil || w.Evidence != nil {
+		t.Fatalf("a task without requirements shows %+v", w)
+	}
+	rita.refused("decide", decideArgs(v, w, "completed", map[string]any{"output": map[string]any{}, "next": "done", "reason": "r"}), interpreter.CodeNotAccepted,
+		"next: not allowed, this step has one next", "reason: not allowed, this step has one next")
+	rita.ok("decide", decideArgs(v, w, "completed", map[string]any{"output": map[string]any{}}), &v)
+	wantEndedAtFinish(t, parseFor(t, []byte(singleNextTaskSrc)), v)
+}
