@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -377,4 +378,39 @@ func TestSection4_1_Describe(t *testing.T) {
 			t.Fatalf("describe.tools %q lacks %s", d.Tools, tool)
 		}
 	}
+}
+
+// §5, §6.3: file evidence is verified against the bytes stored at upload;
+// bytes changed underneath (a storage fault) are refused with the hash
+// issue; a file never uploaded is not found.
+func TestSection5_FileEvidenceIsVerified(t *testing.T) {
+	b := start(t, options{})
+	agent := b.connect(agentID)
+	v := startSrc(t, b, b.connect(personID("mira@example.com", "reviewers")), agentLoopSrc, nil)
+	c := claimStep(agent, v.Run.ID, "gather")
+	file := upload(t, agent, "the screening report")
+	if _, err := b.store.Pool().Exec(context.Background(), `UPDATE files SET bytes = convert_to('the screening rep0rt', 'UTF8') WHERE file_id = $1`, file); err != nil {
+		t.Fatal(err)
+	}
+	args := goodGather(agent, c.Token)
+	args["evidence"] = []any{map[string]any{"kind": "file", "ref": file}}
+	agent.refused("submit", args, interpreter.CodeNotAccepted, "evidence "+file+": content does not match its hash")
+	args["evidence"] = []any{map[string]any{"kind": "file", "ref": "f_never_uploaded"}}
+	agent.refused("submit", args, interpreter.CodeNotAccepted, "evidence f_never_uploaded: not found")
+	agent.ok("submit", goodGather(agent, c.Token), nil)
+}
+
+// SPEC-DECISIONS §18: run-data caps on start inputs and event data.
+func TestSection6_3_RunDataCaps(t *testing.T) {
+	b := start(t, options{})
+	b.publish(everyTypeSrc)
+	mira := b.connect(personID("mira@example.com"))
+	big := strings.Repeat("x", 270000)
+	in := map[string]any{
+		"title": big, "amount": 1, "urgent": false, "startDate": "2026-10-07", "startAt": "2026-10-06T09:00:00Z",
+		"tags": []any{}, "lines": []any{}, "meta": map[string]any{}, "owner": "o@example.com", "tier": "gold", "level": 1,
+	}
+	mira.refused("start_run", map[string]any{"process": "every-type", "inputs": in, "requestId": rid()}, interpreter.CodeInvalid, "run data: over 262144 bytes")
+	v := startSrc(t, b, mira, heldEventsSrc, nil)
+	b.connect(agentID).refused("send_event", map[string]any{"runId": v.Run.ID, "name": "paid", "data": map[string]any{"blob": big}, "requestId": rid()}, interpreter.CodeInvalid)
 }
