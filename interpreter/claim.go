@@ -53,7 +53,7 @@ func (c Claim) apply(m *Machine, now time.Time) (any, error) {
 		return nil, refuse(CodeNotFound, fmt.Sprintf("Run %s has no step %q.", m.run.ID, c.StepID))
 	}
 	if s.Kind != KindAgent {
-		return nil, refuse(CodeForbidden, fmt.Sprintf("Step %q is a %s step; only agent steps are claimed.", s.ID, s.Kind))
+		return nil, refuse(CodeForbidden, fmt.Sprintf("Step %q is not an agent step (its kind is %s); only agent steps are claimed.", s.ID, s.Kind))
 	}
 	if c.Actor.Kind != ActorAgent {
 		return nil, refuse(CodeForbidden, "Only an agent identity can claim a step.")
