@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -84,7 +85,10 @@ func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.
 		work[i] = store.WorkRow{
 			StepID: w.StepID, WorkItemID: w.WorkItemID, Kind: store.WorkKind(w.Kind),
 			ReadySince: w.ReadySince, Due: w.Due, Overdue: w.Overdue,
-			AssignedGroup: w.Group, AssignedPerson: w.Person, Handoff: w.Handoff, Item: w.Item,
+			// Emails compare without case; the store compares exactly,
+			// so the key is normalized here as get_work normalizes the
+			// caller's.
+			AssignedGroup: w.Group, AssignedPerson: strings.ToLower(w.Person), Handoff: w.Handoff, Item: w.Item,
 		}
 	}
 	_, err = a.store.UpsertRun(ctx, nil, row, work)
