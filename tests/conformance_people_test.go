@@ -316,3 +316,45 @@ func TestSection3_2_NextOnlyWhenAList(t *testing.T) {
 	rita.ok("decide", decideArgs(v, w, "completed", map[string]any{"output": map[string]any{}}), &v)
 	wantEndedAtFinish(t, parseFor(t, []byte(singleNextTaskSrc)), v)
 }
+
+const personPathSrc = `---
+name: person-path
+description: The person named in the inputs approves.
+inputs:
+  boss: person
+  deputy: { type: person, optional: true }
+steps:
+  - id: sign
+    person: inputs.boss
+    approve: Sign it.
+  - id: countersign
+    person: inputs.deputy
+    approve: Countersign it.
+  - id: done
+    finish: ok
+---
+`
+
+// §3.4: a person path assigns the item to the person in run data (email
+// compared without case); a path that resolves to nothing fails the run.
+func TestSection3_4_PersonPath(t *testing.T) {
+	b := start(t, options{})
+	starter := b.connect(personID("starter@example.com"))
+	boss := b.connect(personID("boss@example.com"))
+	v := startSrc(t, b, starter, personPathSrc, map[string]any{"boss": "Boss@Example.com"})
+	items := personWork(boss, v.Run.ID)
+	if len(items) != 1 || items[0].WorkItem.StepID != "sign" {
+		t.Fatalf("the named person's get_work = %+v", items)
+	}
+	if got := personWork(starter, v.Run.ID); len(got) != 0 {
+		t.Fatalf("someone else sees the item: %+v", got)
+	}
+	starter.refused("decide", decideArgs(v, &items[0].WorkItem, "approved", nil), interpreter.CodeForbidden)
+	boss.ok("decide", decideArgs(v, &items[0].WorkItem, "approved", nil), &v)
+	if v.Run.State != "ended" || *v.Run.Outcome != "failed" || stepStateOf(v, "countersign") != "failed" {
+		t.Fatalf("a person path to nothing: %+v %s", v.Run, describeSteps(v))
+	}
+	if d := v.Data.Steps["countersign"]; d.Decision != "failed" || d.By != "server" || v.Run.Ended.By != "server" {
+		t.Fatalf("the failed step recorded %+v, ended %+v", d.Record, v.Run.Ended)
+	}
+}
