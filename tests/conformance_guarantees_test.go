@@ -80,6 +80,22 @@ func TestSection4_RefusedCallsAreNotRecorded(t *testing.T) {
 	if stepStateOf(v, "gather") != "done" {
 		t.Fatal("a submit replay changed the answer")
 	}
+
+	// Uploads are writes too: a replay returns the same file, other
+	// content under the same requestId is a conflict.
+	up := map[string]any{"fileName": "a.txt", "contentType": "text/plain", "contentBase64": "aGVsbG8=", "requestId": rid()}
+	var f1, f2 struct {
+		ID     string `json:"id"`
+		SHA256 string `json:"sha256"`
+		Bytes  int    `json:"bytes"`
+	}
+	agent.ok("upload", up, &f1)
+	agent.ok("upload", up, &f2)
+	if f1 != f2 {
+		t.Fatalf("an upload replay made %+v after %+v", f2, f1)
+	}
+	up["contentBase64"] = "d29ybGQ="
+	agent.refused("upload", up, interpreter.CodeConflict, "request_id_reused")
 }
 
 // §4, §6 housekeeping: eight clients sending the same start_run requestId

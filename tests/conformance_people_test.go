@@ -86,6 +86,12 @@ func TestSection3_4_InboxOldestFirst(t *testing.T) {
 	if len(page.Items) != 2 || page.NextCursor == nil || page.Items[0].RunID != runs[0] {
 		t.Fatalf("first page = %d items, cursor %v", len(page.Items), page.NextCursor)
 	}
+	rita.refused("get_work", map[string]any{"limit": 0}, interpreter.CodeInvalid)
+	rita.refused("get_work", map[string]any{"limit": 101}, interpreter.CodeInvalid)
+	rita.refused("get_work", map[string]any{"cursor": "not-a-cursor"}, interpreter.CodeInvalid)
+	if got := personWork(rita, ""); len(got) != 3 {
+		t.Fatalf("get_work listed %d", len(got))
+	}
 	rita.ok("get_work", map[string]any{"limit": 2, "cursor": *page.NextCursor}, &page)
 	if len(page.Items) != 1 || page.NextCursor != nil || page.Items[0].RunID != runs[2] {
 		t.Fatalf("second page = %+v", page)
