@@ -107,7 +107,7 @@ func (g *graph) edges(i int, s *Step) {
 		case jsonArray:
 			seen := map[string]bool{}
 			for j, e := range nv.arr {
-				p := fmt.Sprintf("%s.next[%d]", path, j)
+				p := indexPath(path+".next", j)
 				if e.kind == jsonObject {
 					e, p = e.get("to"), p+".to"
 				}
@@ -138,7 +138,7 @@ func (g *graph) edges(i int, s *Step) {
 					continue
 				}
 				seen[e.str] = true
-				add(e, fmt.Sprintf("%s.parallel[%d]", path, j), e.str, edgeParallel, false)
+				add(e, indexPath(path+".parallel", j), e.str, edgeParallel, false)
 			}
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"sort"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -63,8 +63,15 @@ func writeCanonical(buf *bytes.Buffer, v *fmValue) error {
 		for i := range order {
 			order[i] = i
 		}
-		sort.Slice(order, func(i, j int) bool {
-			return lessUTF16(v.members[order[i]].key, v.members[order[j]].key)
+		slices.SortFunc(order, func(i, j int) int {
+			a, b := v.members[i].key, v.members[j].key
+			switch {
+			case lessUTF16(a, b):
+				return -1
+			case lessUTF16(b, a):
+				return 1
+			}
+			return 0
 		})
 		buf.WriteByte('{')
 		for i, k := range order {

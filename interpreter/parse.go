@@ -253,7 +253,7 @@ func (b *processBuilder) process(root *fmValue) *Process {
 		b.is.at(steps, "steps: at least one step")
 	default:
 		for i, sv := range steps.arr {
-			p.Steps = append(p.Steps, b.step(sv, fmt.Sprintf("steps[%d]", i)))
+			p.Steps = append(p.Steps, b.step(sv, stepPath(i)))
 			b.steps = append(b.steps, sv)
 		}
 	}
@@ -361,7 +361,11 @@ func (b *processBuilder) strings(v *fmValue, path string) ([]string, bool) {
 	out := make([]string, 0, len(v.arr))
 	ok := true
 	for i, e := range v.arr {
-		s, good := b.str(e, fmt.Sprintf("%s[%d]", path, i))
+		if e.kind == jsonString {
+			out = append(out, e.str)
+			continue
+		}
+		s, good := b.str(e, indexPath(path, i))
 		ok = ok && good
 		out = append(out, s)
 	}
@@ -507,7 +511,6 @@ func (b *processBuilder) oneOf(m *fmMember, t Type, path string) []any {
 	var out []any
 	seen := map[string]bool{}
 	for i, e := range v.arr {
-		p := fmt.Sprintf("%s[%d]", path, i)
 		var val any
 		switch e.kind {
 		case jsonInvalid:
@@ -519,11 +522,11 @@ func (b *processBuilder) oneOf(m *fmMember, t Type, path string) []any {
 		case jsonNumber:
 			val = json.Number(e.str)
 		default:
-			b.is.at(e, "%s: expected %s, found a %s", p, t, e.kind)
+			b.is.at(e, "%s: expected %s, found a %s", indexPath(path, i), t, e.kind)
 			continue
 		}
-		if problems := CheckValue(p, &Field{Type: t}, val); len(problems) > 0 {
-			b.is.at(e, "%s", problems[0])
+		if problems := CheckValue("", &Field{Type: t}, val); len(problems) > 0 {
+			b.is.at(e, "%s", CheckValue(indexPath(path, i), &Field{Type: t}, val)[0])
 			continue
 		}
 		key := e.kind.String() + ":" + e.str
@@ -534,7 +537,7 @@ func (b *processBuilder) oneOf(m *fmMember, t Type, path string) []any {
 			key = decimalKey(e.str)
 		}
 		if seen[key] {
-			b.is.at(e, "%s: listed twice", p)
+			b.is.at(e, "%s: listed twice", indexPath(path, i))
 			continue
 		}
 		seen[key] = true
@@ -676,7 +679,7 @@ func (b *processBuilder) next(v *fmValue, path string) ([]Route, bool) {
 	}
 	routes := []Route{}
 	for i, e := range v.arr {
-		p := fmt.Sprintf("%s[%d]", path, i)
+		p := indexPath(path, i)
 		switch e.kind {
 		case jsonInvalid:
 			routes = append(routes, Route{})

@@ -1,7 +1,6 @@
 package interpreter
 
 import (
-	"fmt"
 	"math"
 	"strings"
 )
@@ -35,7 +34,7 @@ func (b *processBuilder) check(v *fmValue, path string) *Check {
 	}
 	c := &Check{}
 	for i, e := range v.arr {
-		if q := b.question(e, fmt.Sprintf("%s[%d]", path, i)); q != nil {
+		if q := b.question(e, indexPath(path, i)); q != nil {
 			c.Questions = append(c.Questions, q)
 		}
 	}
@@ -180,7 +179,7 @@ func (b *processBuilder) answerNames(v *fmValue, path string, names, taken map[s
 		if e.kind != jsonString {
 			continue
 		}
-		p := fmt.Sprintf("%s[%d]", path, i)
+		p := indexPath(path, i)
 		switch {
 		case !names[n]:
 			b.is.at(e, "%s: %q is not an answer in one_of", p, n)

@@ -1,7 +1,6 @@
 package interpreter
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -165,7 +164,10 @@ func (v *validator) name() {
 }
 
 // stepPath names step i in messages.
-func stepPath(i int) string { return fmt.Sprintf("steps[%d]", i) }
+func stepPath(i int) string { return indexPath("steps", i) }
+
+// indexPath names element i of the list at path.
+func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
 // stepID checks the id's pattern, uniqueness and the reserved join.
 func (v *validator) stepID(i int, s *Step) {
@@ -282,7 +284,7 @@ func (v *validator) branches(i int, s *Step, pv *fmValue) {
 		if e.kind != jsonString {
 			continue
 		}
-		p := fmt.Sprintf("%s[%d]", path, j)
+		p := indexPath(path, j)
 		switch {
 		case seen[e.str]:
 			v.is.at(e, "%s: %q is listed twice", p, e.str)
@@ -336,7 +338,7 @@ func (v *validator) next(i int, s *Step, nv *fmValue, path string) {
 	}
 	seen := map[string]bool{}
 	for j, e := range nv.arr {
-		p := fmt.Sprintf("%s[%d]", path, j)
+		p := indexPath(path, j)
 		at := e
 		if e.kind == jsonObject {
 			at = e.get("to")
@@ -361,7 +363,7 @@ func (v *validator) evidence(ev *fmValue, path string) {
 		if e.kind != jsonString {
 			continue
 		}
-		p := fmt.Sprintf("%s[%d]", path, j)
+		p := indexPath(path, j)
 		switch {
 		case e.str != "file" && e.str != "link":
 			v.is.at(e, "%s: unknown evidence kind %q (file or link)", p, e.str)
