@@ -123,11 +123,12 @@ type Gateway struct {
 	mu        sync.Mutex
 	processes map[string]*interpreter.Process // "name@version" → parsed
 
-	// writes bounds the writes in flight. A write holds a pooled
+	// writes bounds the writes in flight to half the pool. A write holds a
 	// connection for its idempotency row while it waits on the run's
-	// workflow, and needs a second one meanwhile; the workflow's read-model
-	// activity may need one from the same pool. Unbounded, as many
-	// concurrent writes as the pool has connections deadlock it.
+	// workflow, and needs at most one more at a time meanwhile; with half
+	// the pool each, every write can always get its second. (The worker's
+	// read-model writes, which a write also waits for, use a pool of their
+	// own: see store.Open.)
 	writes chan struct{}
 }
 
@@ -138,7 +139,7 @@ func New(s *store.Store, c client.Client, verify auth.Verifier, opts *Options) (
 		return nil, fmt.Errorf("gateway: store, Temporal client and verifier are required")
 	}
 	g := &Gateway{store: s, temporal: c, verify: verify, processes: map[string]*interpreter.Process{}}
-	g.writes = make(chan struct{}, max(1, (int(s.Pool().Config().MaxConns)-2)/2))
+	g.writes = make(chan struct{}, max(1, int(s.Pool().Config().MaxConns)/2))
 	if opts != nil {
 		g.opts = *opts
 	}

@@ -73,7 +73,8 @@ type options struct {
 func start(t testing.TB, o options) *baton {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.NewDatabase(t))
+	dbURL := pgtest.NewDatabase(t)
+	st, err := store.Open(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,14 @@ func start(t testing.TB, o options) *baton {
 	queue := fmt.Sprintf("baton-test-%d", queues.Add(1))
 	w := worker.New(c, queue, worker.Options{})
 	workflows.Register(w)
-	acts, err := activities.New(st, c, nil)
+	// The worker writes the read model through a pool of its own, as in
+	// baton dev and serve.
+	wst, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wst.Close)
+	acts, err := activities.New(wst, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,13 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	}
 	defer c.Close()
 
-	w, err := startWorker(st, c, workflows.DefaultTaskQueue, cfg.webhook, log)
+	// The worker writes the read model through a pool of its own.
+	wst, err := openStore(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer wst.Close()
+	w, err := startWorker(wst, c, workflows.DefaultTaskQueue, cfg.webhook, log)
 	if err != nil {
 		return err
 	}

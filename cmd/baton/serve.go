@@ -171,7 +171,15 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 	}
 	defer c.Close()
 	if withWorker {
-		w, err := startWorker(st, c, cfg.taskQueue, cfg.webhook, log)
+		wst := st
+		if withGateway {
+			// The worker writes the read model through a pool of its own.
+			if wst, err = openStore(ctx, cfg.databaseURL); err != nil {
+				return err
+			}
+			defer wst.Close()
+		}
+		w, err := startWorker(wst, c, cfg.taskQueue, cfg.webhook, log)
 		if err != nil {
 			return err
 		}

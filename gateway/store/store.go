@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -44,13 +45,25 @@ type Store struct {
 	pool *pgxpool.Pool
 }
 
+// DefaultMaxConns is the pool size Open uses unless the URL sets
+// pool_max_conns. pgx's own default (the number of CPUs, at least 4) is too
+// small for a gateway, whose writes each hold a connection while they wait
+// on a run's workflow.
+const DefaultMaxConns = 16
+
 // Open connects to the database at url (a postgres:// URL or key=value
 // connection string; pool settings such as pool_max_conns may be given in
 // it) and checks that it answers. It does not migrate; call Migrate.
+//
+// A gateway and a worker must not share one Store: a gateway's write waits,
+// holding a connection, for the workflow whose read-model write needs one.
 func Open(ctx context.Context, url string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse database URL: %w", err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = DefaultMaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
