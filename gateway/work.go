@@ -106,7 +106,7 @@ func (g *Gateway) renew(ctx context.Context, c *call) (any, error) {
 		}
 		v, err := g.update(ctx, runID, workflows.UpdateRenew, reqID, d, workflows.RenewRequest{
 			Digest: hex.EncodeToString(d),
-			Renew:  interpreter.Renew{StepID: stepID, LeaseID: leaseID, NewLeaseID: reqID, Lease: g.opts.Lease, Progress: c.str("progress")},
+			Renew:  interpreter.Renew{StepID: stepID, LeaseID: leaseID, NewLeaseID: reqID, Actor: c.actor(), Lease: g.opts.Lease, Progress: c.str("progress")},
 		})
 		if err != nil {
 			return nil, err

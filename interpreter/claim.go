@@ -101,14 +101,20 @@ func handoffView(h *Handoff) *Handoff {
 	return h
 }
 
-// leased returns the step held by a live lease, or a stale refusal.
-func (m *Machine) leased(stepID, leaseID string) (*Step, *StepRun, error) {
+// leased returns the step held by a live lease, or a stale refusal. A
+// live lease belongs to the agent that claimed it: another identity
+// presenting its token is forbidden (spec §6 rule 2; docs/design.md). An
+// empty actor is the host itself (a signal) and is not checked.
+func (m *Machine) leased(stepID, leaseID string, by Actor) (*Step, *StepRun, error) {
 	s, sr := m.stepRun(stepID)
 	if s == nil {
 		return nil, nil, refuse(CodeNotFound, fmt.Sprintf("Run %s has no step %q.", m.run.ID, stepID))
 	}
 	if sr.State != StepClaimed || sr.Lease == nil || sr.Lease.ID != leaseID {
 		return nil, nil, refuse(CodeStale, "This token's lease has ended or was replaced. Call get_work again.")
+	}
+	if by.ID != "" && by.ID != sr.Lease.Holder {
+		return nil, nil, refuse(CodeForbidden, "This token belongs to the agent that claimed the step; claim a step of your own.")
 	}
 	return s, sr, nil
 }
@@ -117,6 +123,7 @@ func (m *Machine) leased(stepID, leaseID string) (*Step, *StepRun, error) {
 type Renew struct {
 	StepID     string
 	LeaseID    string
+	Actor      Actor
 	NewLeaseID string
 	Lease      time.Duration
 	// Progress, when not empty, replaces the progress note kept on the step.
@@ -139,7 +146,7 @@ func (c Renew) apply(m *Machine, now time.Time) (any, error) {
 		return nil, errRunEnded()
 	}
 	m.tick(now)
-	_, sr, err := m.leased(c.StepID, c.LeaseID)
+	_, sr, err := m.leased(c.StepID, c.LeaseID, c.Actor)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +194,7 @@ func (c Submit) apply(m *Machine, now time.Time) (any, error) {
 		return nil, errRunEnded()
 	}
 	m.tick(now)
-	s, _, err := m.leased(c.StepID, c.LeaseID)
+	s, _, err := m.leased(c.StepID, c.LeaseID, c.Actor)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +345,7 @@ func (c NoteRefusal) apply(m *Machine, now time.Time) (any, error) {
 		return nil, errRunEnded()
 	}
 	m.tick(now)
-	_, sr, err := m.leased(c.StepID, c.LeaseID)
+	_, sr, err := m.leased(c.StepID, c.LeaseID, Actor{})
 	if err != nil {
 		return nil, err
 	}
@@ -366,7 +373,7 @@ func (c Escalate) apply(m *Machine, now time.Time) (any, error) {
 		return nil, errRunEnded()
 	}
 	m.tick(now)
-	s, sr, err := m.leased(c.StepID, c.LeaseID)
+	s, sr, err := m.leased(c.StepID, c.LeaseID, c.Actor)
 	if err != nil {
 		return nil, err
 	}

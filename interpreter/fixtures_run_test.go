@@ -45,7 +45,8 @@ func play(t *testing.T, p *Process, mode string, v variant) (*Machine, time.Time
 		for _, w := range work {
 			s := p.Step(w.StepID)
 			leaseID := fmt.Sprintf("l_%d_%s", round, s.ID)
-			c := claim(t, m, s.ID, agentA, leaseID, now)
+			holder := agentA
+			c := claim(t, m, s.ID, holder, leaseID, now)
 			if c.Mode != mode {
 				t.Fatalf("claim mode %s, want %s", c.Mode, mode)
 			}
@@ -62,14 +63,15 @@ func play(t *testing.T, p *Process, mode string, v variant) (*Machine, time.Time
 					t.Fatalf("%s: handoff after expiry = %+v, want progress", s.ID, c2.Handoff)
 				}
 				leaseID += "b"
+				holder = agentB
 			}
 			if v.escalateOnce && !escalated[s.ID] {
 				escalated[s.ID] = true
-				must(t, m, Escalate{StepID: s.ID, LeaseID: leaseID, Actor: agentA, Note: "Cannot reach the system."}, now)
+				must(t, m, Escalate{StepID: s.ID, LeaseID: leaseID, Actor: holder, Note: "Cannot reach the system."}, now)
 				acted = true
 				continue
 			}
-			must(t, m, Submit{StepID: s.ID, LeaseID: leaseID, Actor: agentA, Submission: sampleSubmission(s)}, now)
+			must(t, m, Submit{StepID: s.ID, LeaseID: leaseID, Actor: holder, Submission: sampleSubmission(s)}, now)
 			acted = true
 		}
 		for _, w := range m.WorkItems(now) {

@@ -725,3 +725,19 @@ steps:
 		t.Fatalf("work item due %v overdue %v", w.Due, w.Overdue)
 	}
 }
+
+// A live lease belongs to the agent that claimed it: another agent holding
+// its token cannot submit, renew or escalate with it.
+func TestTokenBelongsToItsHolder(t *testing.T) {
+	_, m := supplier(t)
+	claim(t, m, "check_vendor", agentA, "l1", t0)
+	stolen := goodSubmit("l1")
+	stolen.Actor = agentB
+	refused(t, m, stolen, t0, CodeForbidden)
+	refused(t, m, Renew{StepID: "check_vendor", LeaseID: "l1", NewLeaseID: "l2", Lease: lease, Actor: agentB}, t0, CodeForbidden)
+	refused(t, m, Escalate{StepID: "check_vendor", LeaseID: "l1", Actor: agentB, Note: "mine now"}, t0, CodeForbidden)
+	// stale comes first: a token whose lease ended is stale for anyone
+	refused(t, m, stolen, t0.Add(lease), CodeStale)
+	must(t, m, Renew{StepID: "check_vendor", LeaseID: "l1", NewLeaseID: "l2", Lease: lease, Actor: agentA}, t0)
+	must(t, m, goodSubmit("l2"), t0)
+}

@@ -327,3 +327,20 @@ func TestEndedRunOutlivesTemporal(t *testing.T) {
 		t.Fatalf("get_run after deletion: %+v", got.Run)
 	}
 }
+
+// §6 rule 2, as Baton rules it: a live claim belongs to the agent that made
+// it; another agent holding its token is forbidden to submit, renew or
+// escalate with it.
+func TestStolenTokenIsForbidden(t *testing.T) {
+	b := start(t, options{})
+	b.publish(supplierSrc)
+	v := startSupplier(t, b, b.connect(personID("mira@example.com", "finance-approver")))
+	var c interpreter.ClaimWire
+	b.connect(agentID).ok("claim", map[string]any{"runId": v.Run.ID, "stepId": "check_vendor", "requestId": rid()}, &c)
+	thief := b.connect(agent2ID)
+	thief.refused("submit", map[string]any{"token": c.Token, "output": map[string]any{"cleared": false, "summary": "x"},
+		"summary": "s", "next": "decline", "reason": "r", "requestId": rid()}, interpreter.CodeForbidden)
+	thief.refused("renew", map[string]any{"token": c.Token, "requestId": rid()}, interpreter.CodeForbidden)
+	thief.refused("escalate", map[string]any{"token": c.Token, "note": "n", "requestId": rid()}, interpreter.CodeForbidden)
+	b.connect(agentID).ok("renew", map[string]any{"token": c.Token, "requestId": rid()}, nil)
+}
