@@ -52,9 +52,16 @@ func (r *Registry) ImportDir(ctx context.Context, dir, by string) (*Draft, error
 	return r.Import(ctx, src, filepath.Base(abs), by)
 }
 
+// MaxProcessBytes caps the size of a PROCESS.md the registry imports. The
+// specification sets no limit; a process is a page or two of text.
+const MaxProcessBytes = 1 << 20
+
 // Import validates a PROCESS.md against what this server offers and makes
 // it the process's draft. folder, when not empty, must equal its name.
 func (r *Registry) Import(ctx context.Context, src []byte, folder, by string) (*Draft, error) {
+	if len(src) > MaxProcessBytes {
+		return nil, fmt.Errorf("PROCESS.md is %d bytes; the most this server imports is %d", len(src), MaxProcessBytes)
+	}
 	offer := r.offer
 	p, err := interpreter.Parse(src, &interpreter.ParseOptions{Folder: folder, Offer: &offer})
 	if err != nil {

@@ -78,6 +78,9 @@ func TestPublicationRefusals(t *testing.T) {
 	if _, err := b.registry.Import(ctx, []byte("---\nname: Bad Name\ndescription: d\nsteps: []\n---\n"), "", "u"); err == nil {
 		t.Fatal("an invalid process was imported")
 	}
+	if _, err := b.registry.Import(ctx, []byte(supplierSrc+strings.Repeat("x", gateway.MaxProcessBytes)), "", "u"); err == nil {
+		t.Fatal("a PROCESS.md over the size limit was imported")
+	}
 	agent := b.connect(agentID)
 	var procs struct{ Items []any }
 	agent.ok("list_processes", map[string]any{}, &procs)
