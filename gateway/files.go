@@ -32,15 +32,27 @@ func (g *Gateway) upload(ctx context.Context, c *call) (any, error) {
 		return nil, invalid(fmt.Sprintf("The file is over the %d-byte limit.", g.opts.MaxUploadBytes), fmt.Sprintf("contentBase64: over %d bytes", g.opts.MaxUploadBytes))
 	}
 	return g.write(ctx, c, func(ctx context.Context, reqID string, d []byte) (any, error) {
+		// The file's id derives from the requestId, so a retried or racing
+		// upload with the same requestId stores the bytes once.
 		f, err := g.store.PutFile(ctx, nil, store.File{
-			Org: g.opts.Org, ID: newID("f_"), Name: c.str("fileName"), ContentType: c.str("contentType"),
+			Org: g.opts.Org, ID: g.derivedID("f_", reqID), Name: c.str("fileName"), ContentType: c.str("contentType"),
 			Bytes: data, CreatedBy: c.id.ID,
 		})
+		if errors.Is(err, store.ErrExists) {
+			if f, err = g.store.StatFile(ctx, g.opts.Org, g.derivedID("f_", reqID)); err == nil && f.SHA256 != hex.EncodeToString(sha256Sum(data)) {
+				return nil, conflict("This requestId was already used to upload other bytes; use a new one.", interpreter.IssueRequestIDReused)
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{"id": f.ID, "sha256": f.SHA256, "bytes": f.Size}, nil
 	})
+}
+
+func sha256Sum(b []byte) []byte {
+	s := sha256.Sum256(b)
+	return s[:]
 }
 
 // checkFile verifies a file evidence reference: the upload exists in this

@@ -8,7 +8,6 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -123,13 +122,6 @@ type Gateway struct {
 	mu        sync.Mutex
 	processes map[string]*interpreter.Process // "name@version" → parsed
 
-	// writes bounds the writes in flight to half the pool. A write holds a
-	// connection for its idempotency row while it waits on the run's
-	// workflow, and needs at most one more at a time meanwhile; with half
-	// the pool each, every write can always get its second. (The worker's
-	// read-model writes, which a write also waits for, use a pool of their
-	// own: see store.Open.)
-	writes chan struct{}
 }
 
 // New returns a gateway over its store, a Temporal client and a token
@@ -139,7 +131,6 @@ func New(s *store.Store, c client.Client, verify auth.Verifier, opts *Options) (
 		return nil, fmt.Errorf("gateway: store, Temporal client and verifier are required")
 	}
 	g := &Gateway{store: s, temporal: c, verify: verify, processes: map[string]*interpreter.Process{}}
-	g.writes = make(chan struct{}, max(1, int(s.Pool().Config().MaxConns)/2))
 	if opts != nil {
 		g.opts = *opts
 	}
@@ -187,13 +178,6 @@ func (g *Gateway) Handler() http.Handler {
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers))
 	mux.HandleFunc("GET /files/{id}", g.serveFile)
 	return mux
-}
-
-// newID returns a fresh random id with a prefix.
-func newID(prefix string) string {
-	b := make([]byte, 10)
-	_, _ = rand.Read(b)
-	return prefix + hex.EncodeToString(b)
 }
 
 // process returns a published version's parsed definition.

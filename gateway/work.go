@@ -76,12 +76,9 @@ func (g *Gateway) token(c *call) (runID, stepID, leaseID string, err error) {
 func (g *Gateway) claim(ctx context.Context, c *call) (any, error) {
 	return g.write(ctx, c, func(ctx context.Context, reqID string, d []byte) (any, error) {
 		runID, stepID := c.str("runId"), c.str("stepId")
-		if err := g.checkRun(ctx, runID); err != nil {
-			return nil, err
-		}
 		v, err := g.update(ctx, runID, workflows.UpdateClaim, reqID, d, workflows.ClaimRequest{
-			Digest: hex.EncodeToString(d),
-			Claim:  interpreter.Claim{StepID: stepID, Actor: c.actor(), LeaseID: reqID, Lease: g.opts.Lease},
+			Digest: hex.EncodeToString(d), Org: g.opts.Org,
+			Claim: interpreter.Claim{StepID: stepID, Actor: c.actor(), LeaseID: reqID, Lease: g.opts.Lease},
 		})
 		if err != nil {
 			return nil, err
@@ -101,12 +98,9 @@ func (g *Gateway) renew(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	return g.write(ctx, c, func(ctx context.Context, reqID string, d []byte) (any, error) {
-		if err := g.checkRun(ctx, runID); err != nil {
-			return nil, err
-		}
 		v, err := g.update(ctx, runID, workflows.UpdateRenew, reqID, d, workflows.RenewRequest{
-			Digest: hex.EncodeToString(d),
-			Renew:  interpreter.Renew{StepID: stepID, LeaseID: leaseID, NewLeaseID: reqID, Actor: c.actor(), Lease: g.opts.Lease, Progress: c.str("progress")},
+			Digest: hex.EncodeToString(d), Org: g.opts.Org,
+			Renew: interpreter.Renew{StepID: stepID, LeaseID: leaseID, NewLeaseID: reqID, Actor: c.actor(), Lease: g.opts.Lease, Progress: c.str("progress")},
 		})
 		if err != nil {
 			return nil, err
@@ -148,15 +142,12 @@ func (g *Gateway) submit(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	return g.write(ctx, c, func(ctx context.Context, reqID string, d []byte) (any, error) {
-		if err := g.checkRun(ctx, runID); err != nil {
-			return nil, err
-		}
 		sub, err := g.submission(ctx, c)
 		if err != nil {
 			return nil, err
 		}
 		v, err := g.update(ctx, runID, workflows.UpdateSubmit, reqID, d, workflows.SubmitRequest{
-			Digest: hex.EncodeToString(d),
+			Digest: hex.EncodeToString(d), Org: g.opts.Org,
 			Submit: interpreter.Submit{StepID: stepID, LeaseID: leaseID, Actor: c.actor(), Submission: sub},
 		})
 		var e *interpreter.Error
@@ -181,9 +172,6 @@ func (g *Gateway) escalate(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	return g.write(ctx, c, func(ctx context.Context, reqID string, d []byte) (any, error) {
-		if err := g.checkRun(ctx, runID); err != nil {
-			return nil, err
-		}
 		v, err := g.update(ctx, runID, workflows.UpdateEscalate, reqID, d, workflows.EscalateRequest{
 			Digest:   hex.EncodeToString(d),
 			Escalate: interpreter.Escalate{StepID: stepID, LeaseID: leaseID, Actor: c.actor(), Note: c.str("note")},
@@ -211,10 +199,7 @@ func (g *Gateway) decide(ctx context.Context, c *call) (any, error) {
 		if err := interpreter.CheckDecideArguments(dec); err != nil {
 			return nil, err
 		}
-		if err := g.checkRun(ctx, runID); err != nil {
-			return nil, err
-		}
-		v, err := g.update(ctx, runID, workflows.UpdateDecide, reqID, d, workflows.DecideRequest{Digest: hex.EncodeToString(d), Decide: dec})
+		v, err := g.update(ctx, runID, workflows.UpdateDecide, reqID, d, workflows.DecideRequest{Digest: hex.EncodeToString(d), Org: g.opts.Org, Decide: dec})
 		if err != nil {
 			return nil, err
 		}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 
 	"github.com/gowebpki/jcs"
-	"github.com/jackc/pgx/v5"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
@@ -37,31 +36,24 @@ func digest(c *call) []byte {
 // result unchanged, even when the run has ended since; the same requestId
 // with other arguments or from another identity is a conflict; a refused
 // call is not recorded, so a retry can succeed (spec §4, SPEC-DECISIONS
-// §4–6). Concurrent calls with one requestId resolve to one execution: the
-// second waits on the first's row.
+// §4–6).
+//
+// No connection is held while the write runs. Every write is idempotent by
+// itself: a run's writes are Temporal updates whose update id is the
+// requestId (Temporal answers a repeated id with its first answer, and
+// concurrent ones with one execution), and uploads store the file under an
+// id derived from the requestId. So two calls racing with one requestId
+// get one answer, and the first to record it wins; a gateway that dies
+// after the write but before recording it gets the same answer on retry.
 func (g *Gateway) write(ctx context.Context, c *call, do func(ctx context.Context, reqID string, digest []byte) (any, error)) (any, error) {
 	reqID := c.str("requestId")
 	d := digest(c)
-	select {
-	case g.writes <- struct{}{}:
-		defer func() { <-g.writes }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	tx, err := g.store.Pool().BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
-	if err != nil {
+	stored, err := g.store.GetRequest(ctx, g.opts.Org, reqID)
+	switch {
+	case err == nil:
+		return replayOf(stored, d)
+	case !errors.Is(err, store.ErrNotFound):
 		return nil, err
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	stored, created, err := g.store.PutRequest(ctx, tx, store.Request{Org: g.opts.Org, RequestID: reqID, Tool: c.tool, Digest: d})
-	if err != nil {
-		return nil, err
-	}
-	if !created {
-		if !bytes.Equal(stored.Digest, d) {
-			return nil, conflict("This requestId was already used with other arguments or by another identity; use a new one.", interpreter.IssueRequestIDReused)
-		}
-		return stored.Result, nil
 	}
 	data, err := do(ctx, reqID, d)
 	if err != nil {
@@ -71,13 +63,22 @@ func (g *Gateway) write(ctx context.Context, c *call, do func(ctx context.Contex
 	if err != nil {
 		return nil, err
 	}
-	if err := g.store.SetRequestResult(ctx, tx, g.opts.Org, reqID, b); err != nil {
+	stored, created, err := g.store.PutRequest(ctx, nil, store.Request{Org: g.opts.Org, RequestID: reqID, Tool: c.tool, Digest: d, Result: b})
+	if err != nil {
 		return nil, err
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, err
+	if !created {
+		return replayOf(stored, d)
 	}
 	return json.RawMessage(b), nil
+}
+
+// replayOf answers a requestId that already has a record.
+func replayOf(stored store.Request, d []byte) (any, error) {
+	if !bytes.Equal(stored.Digest, d) || stored.Result == nil {
+		return nil, conflict("This requestId was already used with other arguments or by another identity; use a new one.", interpreter.IssueRequestIDReused)
+	}
+	return stored.Result, nil
 }
 
 // checkRun makes sure a run belongs to this organization and has not

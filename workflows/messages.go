@@ -53,35 +53,45 @@ type Outcome struct {
 	Ended   *interpreter.Ended `json:"ended"`
 }
 
-// The update arguments: the machine's command and the request digest.
+// The update arguments: the machine's command, the request digest, and
+// the caller's organization. Org, when set, must be the run's: a run of
+// another organization answers not_found, so several organizations can
+// share a namespace.
 type (
 	StartRequest struct{ Digest string }
 	ClaimRequest struct {
 		Digest string
+		Org    string `json:",omitempty"`
 		interpreter.Claim
 	}
 	RenewRequest struct {
 		Digest string
+		Org    string `json:",omitempty"`
 		interpreter.Renew
 	}
 	SubmitRequest struct {
 		Digest string
+		Org    string `json:",omitempty"`
 		interpreter.Submit
 	}
 	EscalateRequest struct {
 		Digest string
+		Org    string `json:",omitempty"`
 		interpreter.Escalate
 	}
 	DecideRequest struct {
 		Digest string
+		Org    string `json:",omitempty"`
 		interpreter.Decide
 	}
 	CancelRequest struct {
 		Digest string
+		Org    string `json:",omitempty"`
 		interpreter.Cancel
 	}
 	SendEventRequest struct {
 		Digest string
+		Org    string `json:",omitempty"`
 		interpreter.SendEvent
 	}
 )

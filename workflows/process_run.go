@@ -120,23 +120,23 @@ func (r *runner) register(ctx workflow.Context) error {
 			return r.answer(ctx, q.Digest, r.m.View(workflow.Now(ctx)))
 		}, nil},
 		{UpdateClaim, func(ctx workflow.Context, q ClaimRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Claim) },
-			func(ctx workflow.Context, q ClaimRequest) error { return r.check(ctx, q.Claim) }},
+			func(ctx workflow.Context, q ClaimRequest) error { return r.check(ctx, q.Org, q.Claim) }},
 		{UpdateRenew, func(ctx workflow.Context, q RenewRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Renew) },
-			func(ctx workflow.Context, q RenewRequest) error { return r.check(ctx, q.Renew) }},
+			func(ctx workflow.Context, q RenewRequest) error { return r.check(ctx, q.Org, q.Renew) }},
 		{UpdateSubmit, func(ctx workflow.Context, q SubmitRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Submit) },
-			func(ctx workflow.Context, q SubmitRequest) error { return r.check(ctx, q.Submit) }},
+			func(ctx workflow.Context, q SubmitRequest) error { return r.check(ctx, q.Org, q.Submit) }},
 		{UpdateEscalate, func(ctx workflow.Context, q EscalateRequest) (Result, error) {
 			return r.apply(ctx, q.Digest, q.Escalate)
 		},
-			func(ctx workflow.Context, q EscalateRequest) error { return r.check(ctx, q.Escalate) }},
+			func(ctx workflow.Context, q EscalateRequest) error { return r.check(ctx, q.Org, q.Escalate) }},
 		{UpdateDecide, func(ctx workflow.Context, q DecideRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Decide) },
-			func(ctx workflow.Context, q DecideRequest) error { return r.check(ctx, q.Decide) }},
+			func(ctx workflow.Context, q DecideRequest) error { return r.check(ctx, q.Org, q.Decide) }},
 		{UpdateCancel, func(ctx workflow.Context, q CancelRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Cancel) },
-			func(ctx workflow.Context, q CancelRequest) error { return r.check(ctx, q.Cancel) }},
+			func(ctx workflow.Context, q CancelRequest) error { return r.check(ctx, q.Org, q.Cancel) }},
 		{UpdateSendEvent, func(ctx workflow.Context, q SendEventRequest) (Result, error) {
 			return r.apply(ctx, q.Digest, q.SendEvent)
 		},
-			func(ctx workflow.Context, q SendEventRequest) error { return r.check(ctx, q.SendEvent) }},
+			func(ctx workflow.Context, q SendEventRequest) error { return r.check(ctx, q.Org, q.SendEvent) }},
 	}
 	for _, u := range updates {
 		opts := workflow.UpdateHandlerOptions{Validator: u.validator}
@@ -212,7 +212,10 @@ func (r *runner) drainSignals(ctx workflow.Context) {
 
 // check is every update's validator: the machine's own check at now, or
 // the stored answer for an update id seen before continue-as-new.
-func (r *runner) check(ctx workflow.Context, cmd interpreter.Command) error {
+func (r *runner) check(ctx workflow.Context, org string, cmd interpreter.Command) error {
+	if org != "" && org != r.in.Org {
+		return refusal(&interpreter.Error{Code: interpreter.CodeNotFound, Message: "No such run in this organization."})
+	}
 	if _, ok := r.replay(ctx); ok {
 		return nil
 	}
