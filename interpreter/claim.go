@@ -44,10 +44,9 @@ func (c Claim) apply(m *Machine, now time.Time) (any, error) {
 	if c.LeaseID == "" || c.Lease <= 0 {
 		return nil, fmt.Errorf("claim: lease id and a positive lease length are required")
 	}
-	if m.run.State.Over() {
-		return nil, errRunEnded()
+	if err := m.live(now); err != nil {
+		return nil, err
 	}
-	m.tick(now)
 	s, sr := m.stepRun(c.StepID)
 	if s == nil {
 		return nil, refuse(CodeNotFound, fmt.Sprintf("Run %s has no step %q.", m.run.ID, c.StepID))
@@ -142,10 +141,9 @@ func (c Renew) apply(m *Machine, now time.Time) (any, error) {
 	if c.NewLeaseID == "" || c.Lease <= 0 {
 		return nil, fmt.Errorf("renew: new lease id and a positive lease length are required")
 	}
-	if m.run.State.Over() {
-		return nil, errRunEnded()
+	if err := m.live(now); err != nil {
+		return nil, err
 	}
-	m.tick(now)
 	_, sr, err := m.leased(c.StepID, c.LeaseID, c.Actor)
 	if err != nil {
 		return nil, err
@@ -190,10 +188,9 @@ type Submit struct {
 }
 
 func (c Submit) apply(m *Machine, now time.Time) (any, error) {
-	if m.run.State.Over() {
-		return nil, errRunEnded()
+	if err := m.live(now); err != nil {
+		return nil, err
 	}
-	m.tick(now)
 	s, _, err := m.leased(c.StepID, c.LeaseID, c.Actor)
 	if err != nil {
 		return nil, err
@@ -341,10 +338,9 @@ type NoteRefusal struct {
 }
 
 func (c NoteRefusal) apply(m *Machine, now time.Time) (any, error) {
-	if m.run.State.Over() {
-		return nil, errRunEnded()
+	if err := m.live(now); err != nil {
+		return nil, err
 	}
-	m.tick(now)
 	_, sr, err := m.leased(c.StepID, c.LeaseID, Actor{})
 	if err != nil {
 		return nil, err
@@ -369,10 +365,9 @@ func (c Escalate) apply(m *Machine, now time.Time) (any, error) {
 	if strings.TrimSpace(c.Note) == "" {
 		return nil, refuse(CodeInvalid, "An escalation needs a note saying why the step cannot be finished.", "note: required")
 	}
-	if m.run.State.Over() {
-		return nil, errRunEnded()
+	if err := m.live(now); err != nil {
+		return nil, err
 	}
-	m.tick(now)
 	s, sr, err := m.leased(c.StepID, c.LeaseID, c.Actor)
 	if err != nil {
 		return nil, err

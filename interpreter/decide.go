@@ -64,12 +64,8 @@ func (c Decide) apply(m *Machine, now time.Time) (any, error) {
 		issue := fmt.Sprintf("decision: not one of %s", strings.Join(it.Kind.Decisions(), ", "))
 		return nil, refuse(CodeInvalid, fmt.Sprintf("Work item %s does not accept %q.", it.ID, c.Decision), issue)
 	}
-	if m.run.State.Over() {
-		return nil, errRunEnded()
-	}
-	m.tick(now)
-	if m.run.State.Over() {
-		return nil, errRunEnded()
+	if err := m.live(now); err != nil {
+		return nil, err
 	}
 	if it != nil && !it.Open {
 		return nil, refuse(CodeConflict, fmt.Sprintf("Work item %s was already decided.", it.ID), IssueAlreadyDecided)

@@ -21,15 +21,11 @@ func (c Cancel) apply(m *Machine, now time.Time) (any, error) {
 	if strings.TrimSpace(c.Reason) == "" {
 		return nil, refuse(CodeInvalid, "A cancellation needs a reason.", "reason: required")
 	}
-	if m.run.State.Over() {
-		return nil, errRunEnded()
+	if err := m.live(now); err != nil {
+		return nil, err
 	}
 	if c.Actor.Kind != ActorOperator && c.Actor.Kind != ActorSystem {
 		return nil, refuse(CodeForbidden, "Only an operator can cancel a run.")
-	}
-	m.tick(now)
-	if m.run.State.Over() {
-		return nil, errRunEnded()
 	}
 	reason := c.Reason
 	m.end(RunCancelled, "", &Ended{By: c.Actor.ID, At: stamp(now), Note: &reason})
@@ -60,15 +56,11 @@ func (c SendEvent) apply(m *Machine, now time.Time) (any, error) {
 		issue := fmt.Sprintf("data: over %d bytes", m.run.Limits.RunDataBytes)
 		return nil, refuse(CodeInvalid, "The event data is over the run-data limit.", issue)
 	}
-	if m.run.State.Over() {
-		return nil, errRunEnded()
+	if err := m.live(now); err != nil {
+		return nil, err
 	}
 	if c.Actor.Kind != ActorAgent && c.Actor.Kind != ActorOperator && c.Actor.Kind != ActorSystem {
 		return nil, refuse(CodeForbidden, "Events are sent by agents, systems and operators.")
-	}
-	m.tick(now)
-	if m.run.State.Over() {
-		return nil, errRunEnded()
 	}
 	res := &EventResult{}
 	for i, sr := range m.run.Steps {

@@ -234,6 +234,19 @@ func (m *Machine) timerFired(s *Step, sr *StepRun, now time.Time) {
 	}
 }
 
+// live applies what time changed by now and refuses a run that has ended,
+// by then, with run_ended: every write checks it before anything else
+// (SPEC-DECISIONS §2), including a run a timer ended a moment ago.
+func (m *Machine) live(now time.Time) error {
+	if !m.run.State.Over() {
+		m.tick(now)
+	}
+	if m.run.State.Over() {
+		return errRunEnded()
+	}
+	return nil
+}
+
 // NextDeadline returns the earliest time at which Tick would change
 // something, and false when nothing is scheduled.
 func (m *Machine) NextDeadline() (time.Time, bool) {

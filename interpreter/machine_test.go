@@ -741,3 +741,37 @@ func TestTokenBelongsToItsHolder(t *testing.T) {
 	must(t, m, Renew{StepID: "check_vendor", LeaseID: "l1", NewLeaseID: "l2", Lease: lease, Actor: agentA}, t0)
 	must(t, m, goodSubmit("l2"), t0)
 }
+
+// A run that time ended answers run_ended to every write, even before a
+// Tick has applied it.
+func TestRunEndedByTimeComesFirst(t *testing.T) {
+	p := loadSource(t, `---
+name: timed
+description: Work, wait a day, finish.
+steps:
+  - id: work
+    agent: Work.
+    next: [pause, other]
+  - id: pause
+    wait: 1d
+    next: done
+  - id: other
+    agent: Not taken.
+    next: done
+  - id: done
+    finish: ok
+---
+`)
+	m := start(t, p, nil, starter, ModeLive)
+	claim(t, m, "work", agentA, "l1", t0)
+	must(t, m, Submit{StepID: "work", LeaseID: "l1", Actor: agentA, Submission: sampleSubmission(p.Step("work"))}, t0)
+	later := t0.Add(25 * time.Hour)
+	for _, cmd := range []Command{
+		Claim{StepID: "other", Actor: agentA, LeaseID: "l2", Lease: lease},
+		Submit{StepID: "work", LeaseID: "l1", Actor: agentA, Submission: sampleSubmission(p.Step("work"))},
+		Cancel{Actor: agentA, Reason: "stop"},
+		SendEvent{Name: "x", Actor: starter},
+	} {
+		refused(t, m, cmd, later, CodeConflict, IssueRunEnded)
+	}
+}
