@@ -87,41 +87,44 @@ func (g *Gateway) startRun(ctx context.Context, c *call) (any, error) {
 	if c.id.Kind != auth.KindAgent && c.id.Kind != auth.KindPerson {
 		return nil, forbidden("Only an agent or a person can start a run.")
 	}
-	version := 0
-	if v, ok := c.args["version"].(json.Number); ok {
-		n, err := v.Int64()
-		if err != nil {
-			return nil, invalid("version must be a whole number.", "version: expected integer")
-		}
-		version = int(n)
-	}
-	name := c.str("process")
-	p, pv, err := g.process(ctx, name, version)
-	if errors.Is(err, store.ErrNotFound) {
-		if version > 0 {
-			return nil, notFound(fmt.Sprintf("Process %q has no published version %d.", name, version))
-		}
-		return nil, notFound(fmt.Sprintf("No published process %q in this organization.", name))
-	}
-	if err != nil {
-		return nil, err
-	}
-	mode := c.str("mode")
-	if mode == "" {
-		mode = interpreter.ModeLive
-	}
-	in := workflows.Input{
-		Org: g.opts.Org, Process: p, Version: pv.Version, Roles: pv.Roles, Operators: g.opts.Operators,
-		Inputs: c.object("inputs"), Mode: mode, Starter: c.actor(), Limits: interpreter.Limits{RunDataBytes: g.opts.RunDataBytes},
-	}
-	// The inputs are checked here, before anything is recorded.
-	if _, err := interpreter.StartRun(interpreter.Start{
-		RunID: "r_check", Process: p, Version: in.Version, Roles: in.Roles, Operators: in.Operators,
-		Inputs: in.Inputs, Mode: in.Mode, Starter: in.Starter, Limits: in.Limits,
-	}, timeNow()); err != nil {
-		return nil, err
-	}
+	// Replays come first (SPEC-DECISIONS §4): the process and the inputs are
+	// checked inside the write, so a replay answers even after a newer
+	// version changed them.
 	return g.write(ctx, c, func(ctx context.Context, reqID string, d []byte) (any, error) {
+		version := 0
+		if v, ok := c.args["version"].(json.Number); ok {
+			n, err := v.Int64()
+			if err != nil {
+				return nil, invalid("version must be a whole number.", "version: expected integer")
+			}
+			version = int(n)
+		}
+		name := c.str("process")
+		p, pv, err := g.process(ctx, name, version)
+		if errors.Is(err, store.ErrNotFound) {
+			if version > 0 {
+				return nil, notFound(fmt.Sprintf("Process %q has no published version %d.", name, version))
+			}
+			return nil, notFound(fmt.Sprintf("No published process %q in this organization.", name))
+		}
+		if err != nil {
+			return nil, err
+		}
+		mode := c.str("mode")
+		if mode == "" {
+			mode = interpreter.ModeLive
+		}
+		in := workflows.Input{
+			Org: g.opts.Org, Process: p, Version: pv.Version, Roles: pv.Roles, Operators: g.opts.Operators,
+			Inputs: c.object("inputs"), Mode: mode, Starter: c.actor(), Limits: interpreter.Limits{RunDataBytes: g.opts.RunDataBytes},
+		}
+		// The inputs are checked here, before anything is recorded.
+		if _, err := interpreter.StartRun(interpreter.Start{
+			RunID: "r_check", Process: p, Version: in.Version, Roles: in.Roles, Operators: in.Operators,
+			Inputs: in.Inputs, Mode: in.Mode, Starter: in.Starter, Limits: in.Limits,
+		}, timeNow()); err != nil {
+			return nil, err
+		}
 		in.RunID = g.derivedID("r_", reqID)
 		op := g.temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 			ID:                       in.RunID,

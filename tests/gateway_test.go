@@ -344,3 +344,23 @@ func TestStolenTokenIsForbidden(t *testing.T) {
 	thief.refused("escalate", map[string]any{"token": c.Token, "note": "n", "requestId": rid()}, interpreter.CodeForbidden)
 	b.connect(agentID).ok("renew", map[string]any{"token": c.Token, "requestId": rid()}, nil)
 }
+
+// Replays come before every other check (SPEC-DECISIONS §4): a start_run
+// replayed after a new version added a required input still answers with
+// the run it started.
+func TestStartRunReplayAfterNewVersion(t *testing.T) {
+	b := start(t, options{})
+	b.publish(supplierSrc)
+	mira := b.connect(personID("mira@example.com", "finance-approver"))
+	args := map[string]any{"process": "supplier-onboarding", "requestId": rid(),
+		"inputs": map[string]any{"vendorName": "Acme", "amount": 1}}
+	var first, again interpreter.View
+	mira.ok("start_run", args, &first)
+	b.publish(strings.Replace(supplierSrc, "  vendorName: string\n", "  vendorName: string\n  country: string\n", 1))
+	mira.ok("start_run", args, &again)
+	if again.Run.ID != first.Run.ID || again.Run.Version != 1 {
+		t.Fatalf("replay gave run %s v%d, want %s v1", again.Run.ID, again.Run.Version, first.Run.ID)
+	}
+	args["requestId"] = rid()
+	mira.refused("start_run", args, interpreter.CodeInvalid, "inputs.country: missing")
+}
