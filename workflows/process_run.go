@@ -18,6 +18,43 @@ import (
 	"github.com/baton-run/baton/interpreter"
 )
 
+// changeDeadlineTimer versions the loop's timer: version 1 keeps one timer
+// for the next deadline and re-arms it only when that deadline changes.
+const changeDeadlineTimer = "deadline-timer"
+
+// deadlineTimer is the one workflow timer set to the machine's next
+// deadline. Waking early for an update keeps it; a new deadline cancels it
+// and starts another, so a run never leaves timers behind.
+type deadlineTimer struct {
+	at     time.Time
+	future workflow.Future
+	cancel workflow.CancelFunc
+}
+
+// arm makes the timer fire at next (none when !ok), keeping the running
+// one when it already does.
+func (t *deadlineTimer) arm(ctx workflow.Context, next time.Time, ok bool) {
+	if t.future != nil && ok && t.at.Equal(next) && !t.future.IsReady() {
+		return
+	}
+	if t.future != nil && !t.future.IsReady() {
+		t.cancel()
+	}
+	t.future, t.cancel = nil, nil
+	if !ok {
+		return
+	}
+	wait := next.Sub(workflow.Now(ctx))
+	if wait < time.Millisecond {
+		wait = time.Millisecond
+	}
+	tctx, cancel := workflow.WithCancel(ctx)
+	t.at, t.cancel = next, cancel
+	t.future = workflow.NewTimerWithOptions(tctx, wait, workflow.TimerOptions{Summary: "next deadline " + next.UTC().Format(time.RFC3339)})
+}
+
+func (t *deadlineTimer) fired() bool { return t.future != nil && t.future.IsReady() }
+
 // recentAnswers is how many answers travel through continue-as-new.
 const recentAnswers = 64
 
@@ -67,18 +104,32 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 	r.publish(ctx)
 	r.started = true
 
+	// Runs started before the deadline timer was kept across wake-ups
+	// replay with AwaitWithTimeout, whose timers this SDK never cancels.
+	keepTimer := workflow.GetVersion(ctx, changeDeadlineTimer, workflow.DefaultVersion, 1) == 1
+	var timer deadlineTimer
 	for !r.m.Run().State.Over() {
 		cond := func() bool {
 			return r.dirty || r.m.Run().State.Over() || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 		}
 		var err error
-		if next, ok := r.m.NextDeadline(); ok {
+		next, ok := r.m.NextDeadline()
+		switch {
+		case keepTimer:
+			timer.arm(ctx, next, ok)
+			err = workflow.Await(ctx, func() bool { return cond() || timer.fired() })
+			if err == nil {
+				// A cancelled run also cancels the timer, which then reads
+				// as fired: the cancellation comes first.
+				err = ctx.Err()
+			}
+		case ok:
 			wait := next.Sub(workflow.Now(ctx))
 			if wait < time.Millisecond {
 				wait = time.Millisecond
 			}
 			_, err = workflow.AwaitWithTimeout(ctx, wait, cond)
-		} else {
+		default:
 			err = workflow.Await(ctx, cond)
 		}
 		if err != nil {
