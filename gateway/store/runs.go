@@ -83,23 +83,28 @@ RETURNING seq`
 
 // sqlReplaceWork makes the run's work rows exactly those in $3 (a JSON array
 // of workJSON): rows no longer present are deleted, the rest upserted. The
-// two parts touch disjoint rows, so they can share one statement.
+// two parts touch disjoint rows, so they can share one statement. It acts
+// only when the same transaction's upsert of the run's row applied.
 const sqlReplaceWork = `
 WITH new AS (
     SELECT * FROM jsonb_to_recordset($3::jsonb) AS w(
         step_id text, work_item_id text, kind text, ready_since timestamptz,
         due timestamptz, overdue boolean, assigned_group text, assigned_person text,
         handoff jsonb, item jsonb)
+), current AS (
+    -- the run row this very transaction just wrote at seq $7
+    SELECT 1 FROM runs WHERE org = $1 AND run_id = $2 AND seq = $7
+      AND xmin = pg_current_xact_id()::xid
 ), gone AS (
     DELETE FROM work
-    WHERE org = $1 AND run_id = $2
+    WHERE org = $1 AND run_id = $2 AND EXISTS (SELECT 1 FROM current)
       AND step_id NOT IN (SELECT step_id FROM new)
 )
 INSERT INTO work (org, run_id, step_id, work_item_id, kind, process, version, mode,
                   ready_since, due, overdue, assigned_group, assigned_person, handoff, item)
 SELECT $1, $2, step_id, work_item_id, kind, $4, $5, $6,
        ready_since, due, coalesce(overdue, false), assigned_group, assigned_person, handoff, item
-FROM new
+FROM new WHERE EXISTS (SELECT 1 FROM current)
 ON CONFLICT (org, run_id, step_id) DO UPDATE SET
     work_item_id = EXCLUDED.work_item_id, kind = EXCLUDED.kind,
     process = EXCLUDED.process, version = EXCLUDED.version, mode = EXCLUDED.mode,
@@ -165,27 +170,31 @@ func (s *Store) UpsertRun(ctx context.Context, q Querier, row RunRow, work []Wor
 		return false, fmt.Errorf("store: upsert run %s: encode work: %w", row.RunID, err)
 	}
 
-	err = inTx(ctx, s.q(q), func(tx pgx.Tx) error {
-		var seq int64
-		err := tx.QueryRow(ctx, sqlUpsertRun, row.Org, row.RunID, row.Process, row.Version,
-			row.State, row.Outcome, row.Mode, inputs, row.StartedBy,
-			row.StartedAt.Truncate(time.Microsecond), row.UpdatedAt.Truncate(time.Microsecond),
-			row.Seq, finalView(row.FinalView)).Scan(&seq)
-		if err == pgx.ErrNoRows {
-			return nil // an older or repeated write: keep the stored one
-		}
-		if err != nil {
-			return err
-		}
-		// The statement above locked the run's row, and this one takes a
-		// fresh snapshot, so it sees any work an earlier writer committed.
-		if _, err := tx.Exec(ctx, sqlReplaceWork, row.Org, row.RunID, workDoc,
-			row.Process, row.Version, row.Mode); err != nil {
-			return err
-		}
+	// One round trip: statements sent together before one Sync run as
+	// one implicit transaction (or in the caller's). The upsert locks the
+	// run's row; the work statement then takes a fresh snapshot, so it sees
+	// any work an earlier writer committed, and changes work only when the
+	// upsert applied.
+	b := &pgx.Batch{}
+	b.Queue(sqlUpsertRun, row.Org, row.RunID, row.Process, row.Version,
+		row.State, row.Outcome, row.Mode, inputs, row.StartedBy,
+		row.StartedAt.Truncate(time.Microsecond), row.UpdatedAt.Truncate(time.Microsecond),
+		row.Seq, finalView(row.FinalView))
+	b.Queue(sqlReplaceWork, row.Org, row.RunID, workDoc, row.Process, row.Version, row.Mode, row.Seq)
+	br := s.q(q).SendBatch(ctx, b)
+	var seq int64
+	switch err = br.QueryRow().Scan(&seq); err {
+	case nil:
 		applied = true
-		return nil
-	})
+	case pgx.ErrNoRows:
+		err = nil // an older or repeated write: keep the stored one
+	}
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return false, fmt.Errorf("store: upsert run %s: %w", row.RunID, err)
 	}
