@@ -120,17 +120,11 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	}
 	defer c.Close()
 
-	// The worker writes the read model through a pool of its own.
-	wst, err := openStore(ctx, dbURL)
+	stopWorker, err := startWorker(ctx, dbURL, c, workflows.DefaultTaskQueue, cfg.webhook, log)
 	if err != nil {
 		return err
 	}
-	defer wst.Close()
-	w, err := startWorker(wst, c, workflows.DefaultTaskQueue, cfg.webhook, log)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
+	defer stopWorker()
 
 	issuer, err := auth.LoadOrCreateDevKey(data)
 	if err != nil {

@@ -160,36 +160,28 @@ func serveCommand(name, about string, withGateway, withWorker bool, args []strin
 }
 
 func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, stdout io.Writer, log *slog.Logger) error {
-	st, err := openStore(ctx, cfg.databaseURL)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	c, err := cfg.temporalClient(ctx, log)
 	if err != nil {
 		return fmt.Errorf("connect to Temporal at %s: %w", cfg.temporalAddress, err)
 	}
 	defer c.Close()
 	if withWorker {
-		wst := st
-		if withGateway {
-			// The worker writes the read model through a pool of its own.
-			if wst, err = openStore(ctx, cfg.databaseURL); err != nil {
-				return err
-			}
-			defer wst.Close()
-		}
-		w, err := startWorker(wst, c, cfg.taskQueue, cfg.webhook, log)
+		stopWorker, err := startWorker(ctx, cfg.databaseURL, c, cfg.taskQueue, cfg.webhook, log)
 		if err != nil {
 			return err
 		}
-		defer w.Stop()
+		defer stopWorker()
 	}
 	if !withGateway {
 		fmt.Fprintf(stdout, "Worker polling %s on %s\n", cfg.taskQueue, cfg.temporalAddress)
 		<-ctx.Done()
 		return nil
 	}
+	st, err := openStore(ctx, cfg.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	v, err := cfg.verifier(ctx)
 	if err != nil {
 		return err

@@ -35,18 +35,26 @@ func openStore(ctx context.Context, url string) (*store.Store, error) {
 }
 
 // startWorker registers the workflow and the activities on a task queue.
-func startWorker(st *store.Store, c client.Client, queue, webhook string, log *slog.Logger) (worker.Worker, error) {
+// The worker writes the read model through a pool of its own, never the
+// gateway's (see store.Open); stop it with the returned function.
+func startWorker(ctx context.Context, dbURL string, c client.Client, queue, webhook string, log *slog.Logger) (stop func(), err error) {
+	st, err := openStore(ctx, dbURL)
+	if err != nil {
+		return nil, err
+	}
 	w := worker.New(c, queue, worker.Options{})
 	workflows.Register(w)
 	acts, err := activities.New(st, c, &activities.Options{WebhookURL: webhook, Logger: log})
 	if err != nil {
+		st.Close()
 		return nil, err
 	}
 	acts.Register(w)
 	if err := w.Start(); err != nil {
+		st.Close()
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	return w, nil
+	return func() { w.Stop(); st.Close() }, nil
 }
 
 // secret loads the master key that signs claim tokens and file links from
