@@ -102,7 +102,8 @@ func handoffView(h *Handoff) *Handoff {
 
 // leased returns the step held by a live lease, or a stale refusal. A
 // live lease belongs to the agent that claimed it: another identity
-// presenting its token is forbidden (spec §6 rule 2; docs/design.md). An
+// presenting its token, even a person or operator whose id is the same
+// text, is forbidden (spec §6 rule 2; docs/design.md). An
 // empty actor is the host itself (a signal) and is not checked.
 func (m *Machine) leased(stepID, leaseID string, by Actor) (*Step, *StepRun, error) {
 	s, sr := m.stepRun(stepID)
@@ -112,7 +113,7 @@ func (m *Machine) leased(stepID, leaseID string, by Actor) (*Step, *StepRun, err
 	if sr.State != StepClaimed || sr.Lease == nil || sr.Lease.ID != leaseID {
 		return nil, nil, refuse(CodeStale, "This token's lease has ended or was replaced. Call get_work again.")
 	}
-	if by.ID != "" && by.ID != sr.Lease.Holder {
+	if by.ID != "" && (by.Kind != ActorAgent || by.ID != sr.Lease.Holder) {
 		return nil, nil, refuse(CodeForbidden, "This token belongs to the agent that claimed the step; claim a step of your own.")
 	}
 	return s, sr, nil
@@ -153,7 +154,8 @@ func (c Renew) apply(m *Machine, now time.Time) (any, error) {
 	if c.Progress != "" {
 		sr.Progress = c.Progress
 	}
-	m.touch(now)
+	// Neither the lease nor the progress note shows in get_run: a renew
+	// leaves run.updatedAt as it was (SPEC-DECISIONS §30).
 	return &RenewResult{RunID: m.run.ID, StepID: c.StepID, LeaseID: c.NewLeaseID, ExpiresAt: stamp(exp)}, nil
 }
 
@@ -349,7 +351,8 @@ func (c NoteRefusal) apply(m *Machine, now time.Time) (any, error) {
 		sr.Handoff = &Handoff{}
 	}
 	sr.Handoff.Issues = append([]string(nil), c.Issues...)
-	m.touch(now)
+	// The handoff of a claimed step shows in no view: keeping the issues
+	// changes nothing get_run answers (SPEC-DECISIONS §30).
 	return nil, nil
 }
 

@@ -73,7 +73,10 @@ func (c SendEvent) apply(m *Machine, now time.Time) (any, error) {
 		}
 	}
 	if res.ConsumedBy == nil {
+		// A held event shows nowhere until a wait consumes it: the view,
+		// run.updatedAt included, stays as it was.
 		m.run.Held = append(m.run.Held, &HeldEvent{Name: c.Name, Data: c.Data, Sender: c.Actor.ID, At: now})
+		return res, nil
 	}
 	m.refreshState()
 	m.touch(now)

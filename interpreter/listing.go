@@ -50,7 +50,7 @@ func (m *Machine) Listing(now time.Time) (*Listing, error) {
 	l := &Listing{
 		RunID: r.ID, Process: r.Process, Version: r.Version, State: string(r.State), Outcome: r.Outcome,
 		Mode: r.Mode, Inputs: r.Data.Inputs, StartedBy: r.StartedBy.ID, StartedAt: r.StartedAt,
-		UpdatedAt: r.UpdatedAt, Seq: r.Seq, Work: []ListingWork{},
+		UpdatedAt: m.updatedAt(now), Seq: r.Seq, Work: []ListingWork{},
 	}
 	for _, w := range m.AgentWork(now) {
 		_, sr := m.stepRun(w.StepID)

@@ -156,11 +156,7 @@ func decodeNumbers(b []byte, v any) error {
 // times passing, waits ending and wait_for timeouts. It reports whether
 // anything changed.
 func (m *Machine) Tick(now time.Time) bool {
-	changed := m.tick(now)
-	if changed {
-		m.touch(now)
-	}
-	return changed
+	return m.tick(now)
 }
 
 func (m *Machine) tick(now time.Time) bool {
@@ -169,17 +165,22 @@ func (m *Machine) tick(now time.Time) bool {
 		fired := false
 		for i, sr := range m.run.Steps {
 			s := m.proc.Steps[i]
+			// A lease ending and a due time passing show in the view from
+			// their deadline on (see View), so they are stamped with it.
 			if sr.State == StepClaimed && sr.Lease != nil && !now.Before(sr.Lease.ExpiresAt) {
+				m.changedAt(sr.Lease.ExpiresAt)
 				m.expireLease(sr)
 				changed = true
 			}
 			if sr.State.Open() && sr.Due != nil && !sr.Overdue && !now.Before(*sr.Due) {
 				sr.Overdue = true
+				m.changedAt(*sr.Due)
 				m.notifyOverdue(s, sr)
 				changed = true
 			}
 			if sr.State == StepWaiting && sr.Timer != nil && !now.Before(*sr.Timer) {
 				m.timerFired(s, sr, now)
+				m.changedAt(now)
 				changed, fired = true, true
 				break
 			}
@@ -274,11 +275,17 @@ func (m *Machine) NextDeadline() (time.Time, bool) {
 	return best, found
 }
 
-// touch counts a change.
-func (m *Machine) touch(now time.Time) {
+// touch counts a change to what get_run shows, made at now: run data,
+// step states, work items or the run's state. Only such a change moves
+// run.updatedAt (SPEC-DECISIONS §30): a renew, a held event or the issues
+// of a refused submission change nothing the view shows and never call it.
+func (m *Machine) touch(now time.Time) { m.changedAt(now) }
+
+// changedAt counts a change that the view shows from time at on.
+func (m *Machine) changedAt(at time.Time) {
 	m.run.Seq++
-	if now.After(m.run.UpdatedAt) {
-		m.run.UpdatedAt = now
+	if at.After(m.run.UpdatedAt) {
+		m.run.UpdatedAt = at
 	}
 }
 

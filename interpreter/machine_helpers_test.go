@@ -153,6 +153,7 @@ func must(t testing.TB, m *Machine, cmd Command, now time.Time) any {
 func refused(t testing.TB, m *Machine, cmd Command, now time.Time, code Code, issues ...string) *Error {
 	t.Helper()
 	before := state(t, m)
+	beforeView := viewJSON(t, m, now)
 	checkErr := m.Check(cmd, now)
 	_, err := m.Apply(cmd, now)
 	var e *Error
@@ -171,8 +172,21 @@ func refused(t testing.TB, m *Machine, cmd Command, now time.Time, code Code, is
 	if !bytes.Equal(before, state(t, m)) {
 		t.Errorf("%T: refused command changed the state", cmd)
 	}
+	if after := viewJSON(t, m, now); !bytes.Equal(beforeView, after) {
+		t.Errorf("%T: refused command changed the view:\n%s\n%s", cmd, beforeView, after)
+	}
 	spectest.Validate(t, "tool-error.json", e)
 	return e
+}
+
+// viewJSON is the run view at now as get_run would print it.
+func viewJSON(t testing.TB, m *Machine, now time.Time) []byte {
+	t.Helper()
+	b, err := json.Marshal(m.View(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func checkView(t testing.TB, v *View) {

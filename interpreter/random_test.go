@@ -35,9 +35,16 @@ func TestRandomCommands(t *testing.T) {
 						checkInvariants(t, m, now, "tick")
 						continue
 					}
+					switch cmd.(type) {
+					case Renew, SendEvent:
+						// Let time act first, so what follows is the
+						// command's doing alone.
+						m.Tick(now)
+					}
 					before := state(t, m)
+					beforeView := viewJSON(t, m, now)
 					wasOver := m.Run().State.Over()
-					_, err := m.Apply(cmd, now)
+					res, err := m.Apply(cmd, now)
 					if err != nil {
 						var e *Error
 						if !errors.As(err, &e) {
@@ -46,11 +53,37 @@ func TestRandomCommands(t *testing.T) {
 						if !bytes.Equal(before, state(t, m)) {
 							t.Fatalf("%s: refused (%v) but the state changed", desc, err)
 						}
+						if !bytes.Equal(beforeView, viewJSON(t, m, now)) {
+							t.Fatalf("%s: refused (%v) but the view changed", desc, err)
+						}
+						if sub, ok := cmd.(Submit); ok && e.Code == CodeNotAccepted {
+							// The host keeps the issues for the next attempt;
+							// that changes nothing get_run shows either.
+							if _, err := m.Apply(NoteRefusal{StepID: sub.StepID, LeaseID: sub.LeaseID, Issues: e.Issues}, now); err != nil {
+								t.Fatalf("%s: noting the refusal: %v", desc, err)
+							}
+							if !bytes.Equal(beforeView, viewJSON(t, m, now)) {
+								t.Fatalf("%s: noting the refusal changed the view", desc)
+							}
+						}
 						if wasOver && e.Code != CodeInvalid && !(e.Code == CodeConflict && len(e.Issues) == 1 && e.Issues[0] == IssueRunEnded) {
 							t.Fatalf("%s on an ended run: %v, want run_ended", desc, err)
 						}
 					} else if wasOver {
 						t.Fatalf("%s was accepted on an ended run", desc)
+					} else {
+						// A renew or a held event changes nothing get_run
+						// shows, run.updatedAt included (SPEC-DECISIONS §30).
+						quiet := false
+						switch cmd.(type) {
+						case Renew:
+							quiet = true
+						case SendEvent:
+							quiet = res.(*EventResult).ConsumedBy == nil
+						}
+						if quiet && !bytes.Equal(beforeView, viewJSON(t, m, now)) {
+							t.Fatalf("%s changed the view:\n%s\n%s", desc, beforeView, viewJSON(t, m, now))
+						}
 					}
 					checkInvariants(t, m, now, desc)
 					if i%25 == 0 {

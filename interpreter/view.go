@@ -119,7 +119,7 @@ func (m *Machine) View(now time.Time) *View {
 		Run: RunInfo{
 			ID: r.ID, Process: r.Process, Version: r.Version, Mode: r.Mode,
 			State: string(r.State), Ended: r.Ended, StartedBy: r.StartedBy.ID,
-			StartedAt: stamp(r.StartedAt), UpdatedAt: stamp(r.UpdatedAt),
+			StartedAt: stamp(r.StartedAt), UpdatedAt: stamp(m.updatedAt(now)),
 		},
 		Data:      &r.Data,
 		Steps:     make([]StepView, len(r.Steps)),
@@ -144,6 +144,30 @@ func (m *Machine) View(now time.Time) *View {
 		v.Steps[i] = sv
 	}
 	return v
+}
+
+// updatedAt is when what the view shows last changed, as of now: the
+// run's own stamp, or a lease end or due time that has passed since and
+// that the view already reflects before Tick records it.
+func (m *Machine) updatedAt(now time.Time) time.Time {
+	t := m.run.UpdatedAt
+	later := func(at time.Time) {
+		if !now.Before(at) && at.After(t) {
+			t = at
+		}
+	}
+	if m.run.State.Over() {
+		return t
+	}
+	for _, sr := range m.run.Steps {
+		if sr.State == StepClaimed && sr.Lease != nil {
+			later(sr.Lease.ExpiresAt)
+		}
+		if sr.State.Open() && sr.Due != nil && !sr.Overdue {
+			later(*sr.Due)
+		}
+	}
+	return t
 }
 
 // effectiveState is a step's state at now: a claim whose lease has run out
