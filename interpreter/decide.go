@@ -155,24 +155,32 @@ func (m *Machine) assigned(it *Item, a Actor) bool {
 }
 
 // rework returns the run to step target after approval rejected it (spec
-// §3.1, SPEC-DECISIONS §12–13, profile-parallel §3). Every step completed
-// since the target's attempt began moves its current fields into history
-// and becomes null; inside a parallel branch only that branch is touched.
-// The rejecting approval keeps its decision current with state null. The
-// target starts a fresh attempt.
+// §3.1, SPEC-DECISIONS §12–13 and §31, profile-parallel §3). Every step
+// whose current completion is later than the target's latest completion
+// moves its current fields into history and becomes null; when the target
+// never completed, nothing but the target moves. Returning to a parallel
+// step rewinds its whole region: the branches completed after the fork,
+// not after the join. Inside a parallel branch only that branch is
+// touched. The rejecting approval keeps its decision current with state
+// null. The target starts a fresh attempt.
 func (m *Machine) rework(approval *Step, target string, now time.Time) {
 	t, tr := m.stepRun(target)
-	cutoff := tr.AttemptSeq
+	cutoff, completed := tr.DoneSeq, tr.DoneSeq > 0
+	if t.Kind == KindParallel {
+		cutoff, completed = tr.AttemptSeq, tr.State == StepDone
+	}
 	ref, inBranch := m.branch[target]
 	for i, sr := range m.run.Steps {
 		s := m.proc.Steps[i]
-		if s.ID == approval.ID || s.ID == target {
+		if !completed || s.ID == approval.ID || s.ID == target {
 			continue
 		}
 		if inBranch && m.branch[s.ID] != ref {
 			continue
 		}
-		after := (sr.State == StepDone && sr.DoneSeq > cutoff) || (sr.State.Open() && sr.AttemptSeq > cutoff)
+		d := m.run.Data.Steps[s.ID]
+		current := sr.State == StepDone || (d != nil && d.Record != nil)
+		after := (current && sr.DoneSeq > cutoff) || (sr.State.Open() && sr.AttemptSeq > cutoff)
 		if !after {
 			continue
 		}
@@ -180,7 +188,7 @@ func (m *Machine) rework(approval *Step, target string, now time.Time) {
 		if it := m.openItem(s.ID); it != nil {
 			it.Open = false
 		}
-		*sr = StepRun{ID: sr.ID}
+		*sr = StepRun{ID: sr.ID, DoneSeq: sr.DoneSeq}
 	}
 	_, ar := m.stepRun(approval.ID)
 	*ar = StepRun{ID: ar.ID, DoneSeq: ar.DoneSeq}
@@ -188,7 +196,7 @@ func (m *Machine) rework(approval *Step, target string, now time.Time) {
 	if it := m.openItem(t.ID); it != nil {
 		it.Open = false
 	}
-	*tr = StepRun{ID: tr.ID}
+	*tr = StepRun{ID: tr.ID, DoneSeq: tr.DoneSeq}
 	m.activate(t.ID, now)
 }
 

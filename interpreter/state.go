@@ -232,10 +232,11 @@ type StepRun struct {
 	ID    string    `json:"id"`
 	State StepState `json:"state,omitempty"`
 	// AttemptSeq is the machine sequence number at which the current attempt
-	// began (the step was made ready by order, rework or fork). Rework rewinds
-	// every step completed after the returned-to step's attempt began.
+	// began (the step was made ready by order, rework or fork).
 	AttemptSeq int64 `json:"attemptSeq,omitempty"`
-	// DoneSeq is the sequence number of the step's latest completion.
+	// DoneSeq is the sequence number of the step's latest completion, kept
+	// when rework moves that completion into history: rework rewinds the
+	// steps completed after the returned-to step's latest completion.
 	DoneSeq    int64      `json:"doneSeq,omitempty"`
 	ReadySince time.Time  `json:"readySince,omitzero"`
 	Due        *time.Time `json:"due,omitempty"`
