@@ -319,6 +319,9 @@ func (g *graph) branchRules() {
 			case e.kind == edgeParallel || g.bad[e]:
 			case e.to == joinNode:
 				g.v.is.at(e.at, "%s: join is allowed only inside a parallel branch", e.path)
+			case !g.inBranch(e.to) && e.kind == edgeReject && g.afterJoin(i) && !g.forward(e.to)[i]:
+				g.v.is.at(e.at, "%s: %q does not come before %q; after a parallel step, on_reject returns to the parallel step or a step before the rejecting one",
+					e.path, g.idOf(e.to), g.idOf(i))
 			case !g.inBranch(e.to):
 			case e.kind == edgeReject:
 				g.v.is.at(e.at, "%s: %q is inside a branch of %q; return to the parallel step to run every branch again",
@@ -332,6 +335,37 @@ func (g *graph) branchRules() {
 			}
 		}
 	}
+}
+
+// forward marks the steps that a walk from step i reaches along next and
+// on_timeout edges outside every branch, a parallel step continuing at its
+// own next: the steps that come after i (SPEC-DECISIONS §34).
+func (g *graph) forward(i int) []bool {
+	seen := make([]bool, len(g.steps))
+	queue := []int{i}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		for k := range g.out[u] {
+			e := &g.out[u][k]
+			if !g.follows(e) || e.to == joinNode || g.inBranch(e.to) || seen[e.to] {
+				continue
+			}
+			seen[e.to] = true
+			queue = append(queue, e.to)
+		}
+	}
+	return seen
+}
+
+// afterJoin reports whether step i comes after some parallel step's join.
+func (g *graph) afterJoin(i int) bool {
+	for p, s := range g.steps {
+		if s.Kind == KindParallel && g.forward(p)[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // reachesJoin reports whether some walk from branch step i along next and

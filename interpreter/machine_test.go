@@ -736,6 +736,13 @@ func TestTokenBelongsToItsHolder(t *testing.T) {
 	refused(t, m, stolen, t0, CodeForbidden)
 	refused(t, m, Renew{StepID: "check_vendor", LeaseID: "l1", NewLeaseID: "l2", Lease: lease, Actor: agentB}, t0, CodeForbidden)
 	refused(t, m, Escalate{StepID: "check_vendor", LeaseID: "l1", Actor: agentB, Note: "mine now"}, t0, CodeForbidden)
+	// the holder is an agent: an operator or person with the same id text
+	// is someone else
+	sameName := goodSubmit("l1")
+	sameName.Actor = Actor{ID: agentA.ID, Kind: ActorOperator}
+	refused(t, m, sameName, t0, CodeForbidden)
+	sameName.Actor.Kind = ActorPerson
+	refused(t, m, sameName, t0, CodeForbidden)
 	// stale comes first: a token whose lease ended is stale for anyone
 	refused(t, m, stolen, t0.Add(lease), CodeStale)
 	must(t, m, Renew{StepID: "check_vendor", LeaseID: "l1", NewLeaseID: "l2", Lease: lease, Actor: agentA}, t0)
@@ -773,5 +780,55 @@ steps:
 		SendEvent{Name: "x", Actor: starter},
 	} {
 		refused(t, m, cmd, later, CodeConflict, IssueRunEnded)
+	}
+}
+
+// TestFinishOutcomesRejectedAndFailed: a finish may use the outcome words
+// rejected and failed (SPEC-DECISIONS §33); run.ended tells such a finish
+// (note null, no failed step) from a server failure (a note, a failed step).
+func TestFinishOutcomesRejectedAndFailed(t *testing.T) {
+	p := loadSource(t, `---
+name: outcomes
+description: A finish whose outcome looks like the run's own.
+inputs:
+  who: { type: person, optional: true }
+steps:
+  - id: triage
+    agent: Triage.
+    next: [refuse, give_up, ask]
+  - id: refuse
+    finish: rejected
+  - id: give_up
+    finish: failed
+  - id: ask
+    person: inputs.who
+    task: Answer.
+    next: give_up
+---
+`)
+	for _, tc := range []struct{ route, outcome string }{{"refuse", "rejected"}, {"give_up", "failed"}} {
+		m := start(t, p, nil, starter, ModeLive)
+		claim(t, m, "triage", agentA, "l1", t0)
+		sub := sampleSubmission(p.Step("triage"))
+		sub.Next = ptr(tc.route)
+		v := must(t, m, Submit{StepID: "triage", LeaseID: "l1", Actor: agentA, Submission: sub}, t0).(*View)
+		if v.Run.State != "ended" || v.Run.Outcome == nil || *v.Run.Outcome != tc.outcome {
+			t.Fatalf("%s: run %+v", tc.route, v.Run)
+		}
+		if e := v.Run.Ended; e == nil || e.By != "server" || e.Note != nil {
+			t.Fatalf("%s: ended %+v, want by server with a null note", tc.route, e)
+		}
+		if stepState(m, tc.route) != StepDone {
+			t.Fatalf("%s is %s, want done", tc.route, stepState(m, tc.route))
+		}
+	}
+	// A server failure: the person path resolves to nothing.
+	m := start(t, p, nil, starter, ModeLive)
+	claim(t, m, "triage", agentA, "l1", t0)
+	sub := sampleSubmission(p.Step("triage"))
+	sub.Next = ptr("ask")
+	v := must(t, m, Submit{StepID: "triage", LeaseID: "l1", Actor: agentA, Submission: sub}, t0).(*View)
+	if *v.Run.Outcome != "failed" || v.Run.Ended.Note == nil || stepState(m, "ask") != StepFailed {
+		t.Fatalf("server failure: run %+v ended %+v ask %s", v.Run, v.Run.Ended, stepState(m, "ask"))
 	}
 }

@@ -387,6 +387,10 @@ func TestCoreSchema(t *testing.T) {
 		{name: "!!bool", yaml: "!!bool True", kind: jsonBool, text: "true"},
 		{name: "!!null", yaml: "!!null ~", kind: jsonNull},
 		{name: "verbatim core tag", yaml: "!<tag:yaml.org,2002:str> 5", kind: jsonString, text: "5"},
+		{name: "non-specific tag on a number", yaml: "! 12", kind: jsonString, text: "12"},
+		{name: "non-specific tag on true", yaml: "!  true", kind: jsonString, text: "true"},
+		{name: "non-specific tag on null", yaml: "! null", kind: jsonString, text: "null"},
+		{name: "non-specific tag on a quoted value", yaml: `! "12"`, kind: jsonString, text: "12"},
 		{name: ".inf", yaml: ".inf", issue: "2:4: v: .inf is not a JSON number"},
 		{name: "-.Inf", yaml: "-.Inf", issue: "2:4: v: -.Inf is not a JSON number"},
 		{name: ".NaN", yaml: ".NaN", issue: "2:4: v: .NaN is not a JSON number"},
@@ -432,6 +436,45 @@ func TestCoreSchema(t *testing.T) {
 				t.Errorf("got %s %q, want %s %q", v.kind, got, tc.kind, tc.text)
 			}
 		})
+	}
+}
+
+// TestNonSpecificTag: "! 12" is the string "12" wherever it stands
+// (SPEC-DECISIONS §35), also after wide characters on its line.
+func TestNonSpecificTag(t *testing.T) {
+	t.Parallel()
+	is := &issueList{}
+	doc, issue := splitDocument([]byte("---\nv: [é, ! 12, 12, '!']\n---\n"))
+	if issue != nil {
+		t.Fatal(issue)
+	}
+	root := parseFrontmatter(doc, is)
+	if len(is.list) > 0 {
+		t.Fatal(is.list)
+	}
+	v := root.get("v")
+	want := []jsonKind{jsonString, jsonString, jsonNumber, jsonString}
+	for i, k := range want {
+		if v.arr[i].kind != k {
+			t.Errorf("item %d is a %s, want a %s", i, v.arr[i].kind, k)
+		}
+	}
+	src := `---
+name: tagged
+description: A one_of written with the non-specific tag.
+inputs:
+  code: { type: string, one_of: [! 12, ! true, abc] }
+steps:
+  - id: done
+    finish: done
+---
+`
+	p, err := Parse([]byte(src), nil)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if got := p.Inputs.Lookup("code").OneOf; len(got) != 3 || got[0] != "12" || got[1] != "true" {
+		t.Fatalf("one_of = %#v", got)
 	}
 }
 

@@ -986,6 +986,48 @@ func TestValidateParallel(t *testing.T) {
 			},
 		},
 		{
+			name: "on_reject after the join returns to a step before the rejecting one",
+			front: head + `steps:
+  - id: start
+    agent: Start.
+  - id: fork
+    parallel: [a, b]
+    next: review
+  - id: a
+    agent: A.
+    next: join
+  - id: b
+    agent: B.
+    next: join
+  - id: review
+    approve: Fine?
+    person: boss
+    on_reject: start
+    next: check
+  - id: check
+    approve: Still fine?
+    person: boss
+    on_reject: fork
+    next: wrap
+  - id: wrap
+    agent: Wrap up.
+    next: audit
+  - id: later
+    agent: Later.
+    next: done
+  - id: audit
+    approve: Audit.
+    person: boss
+    on_reject: later
+    next: done
+  - id: done
+    finish: ok
+`,
+			want: []string{
+				`35:16: steps[8].on_reject: "later" does not come before "audit"; after a parallel step, on_reject returns to the parallel step or a step before the rejecting one`,
+			},
+		},
+		{
 			name: "a parallel step without next continues into its branch",
 			front: head + `steps:
   - id: fork

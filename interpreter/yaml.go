@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -29,7 +30,8 @@ import (
 //     are duplicates, so 17, 017 and "17" collide as they would in JSON.
 //   - .inf and .nan are refused: the frontmatter must be JSON.
 //   - Explicit tags !!str, !!int, !!float, !!bool, !!null, !!map and !!seq
-//     are honoured; any other tag is refused.
+//     are honoured, and the non-specific tag ! makes a scalar a string
+//     (SPEC-DECISIONS §35); any other tag is refused.
 
 // jsonKind is the JSON type of a tree value.
 type jsonKind uint8
@@ -219,7 +221,7 @@ func parseFrontmatter(doc fmDocument, is *issueList) *fmValue {
 	if root.Kind == yaml.DocumentNode {
 		root = root.Content[0]
 	}
-	c := fmConverter{issues: is, lineOff: doc.frontLine - 1}
+	c := fmConverter{issues: is, lineOff: doc.frontLine - 1, src: doc.front}
 	return c.convert(root)
 }
 
@@ -254,6 +256,10 @@ func decodeYAML(src []byte) (root *yaml.Node, err error) {
 type fmConverter struct {
 	issues  *issueList
 	lineOff int
+	// src is the frontmatter's text: yaml.v3 drops the non-specific tag
+	// "!", which is seen only there.
+	src   []byte
+	lines []int // offsets of src's line starts, made on first use
 	// stack is the path to the node being converted; it is rendered only
 	// for a message.
 	stack []fmPathSeg
@@ -380,6 +386,11 @@ func (c *fmConverter) scalar(n *yaml.Node) *fmValue {
 		tag = "!!str"
 	}
 	s := n.Value
+	if tag == "" && c.nonSpecific(n) {
+		// "! 12": the non-specific tag makes a scalar a string (YAML 1.2
+		// §6.9.1; SPEC-DECISIONS §35).
+		tag = "!!str"
+	}
 	switch tag {
 	case "":
 		return c.plain(v, s)
@@ -425,6 +436,37 @@ func (c *fmConverter) scalar(n *yaml.Node) *fmValue {
 	}
 	c.issues.add(line, col, "%s: unknown tag %s", c.path(), tag)
 	return c.invalid(n)
+}
+
+// nonSpecific reports whether the node was written with the non-specific
+// tag "!". yaml.v3 reads it but keeps no trace of it on the node, except
+// that the node starts where the tag does: a plain scalar cannot begin
+// with "!", so one that does in the source carried that tag.
+func (c *fmConverter) nonSpecific(n *yaml.Node) bool {
+	if c.lines == nil {
+		c.lines = []int{0}
+		for i, b := range c.src {
+			if b == '\n' {
+				c.lines = append(c.lines, i+1)
+			}
+		}
+	}
+	if n.Line < 1 || n.Line > len(c.lines) || n.Column < 1 {
+		return false
+	}
+	line := c.src[c.lines[n.Line-1]:]
+	// yaml.v3 counts columns in characters.
+	for col := 1; len(line) > 0; col++ {
+		r, size := utf8.DecodeRune(line)
+		if col == n.Column {
+			return r == '!'
+		}
+		if r == '\n' {
+			break
+		}
+		line = line[size:]
+	}
+	return false
 }
 
 // plain resolves an untagged plain scalar by the core schema.
