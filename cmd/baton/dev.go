@@ -39,6 +39,7 @@ Flags (flags win over environment variables, which win over defaults):
 
 type devConfig struct {
 	listen, data, databaseURL, org, webhook string
+	opsListen                               string
 	temporalPort, uiPort                    int
 	lease                                   time.Duration
 	processes                               listFlag
@@ -55,6 +56,7 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 	stringFlag(fl, &cfg.databaseURL, "database-url", "", "use this PostgreSQL instead of a private one")
 	stringFlag(fl, &cfg.org, "org", "o_default", "organization id")
 	stringFlag(fl, &cfg.webhook, "webhook", "", "URL receiving overdue notifications as JSON POSTs")
+	stringFlag(fl, &cfg.opsListen, "ops-listen", "", "operator listener for /debug/pprof (none when empty)")
 	intFlag(fl, &cfg.temporalPort, "temporal-port", 7233, "Temporal frontend port")
 	intFlag(fl, &cfg.uiPort, "ui-port", 8233, "Temporal Web UI port")
 	durationFlag(fl, &cfg.lease, "lease", 10*time.Minute, "claim lease length")
@@ -87,6 +89,14 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	}
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return fmt.Errorf("create data folder: %w", err)
+	}
+
+	if cfg.opsListen != "" {
+		stopOps, err := serveOps(cfg.opsListen, log)
+		if err != nil {
+			return err
+		}
+		defer stopOps()
 	}
 
 	dbURL := cfg.databaseURL

@@ -25,6 +25,7 @@ var commands = map[string]command{
 	"import":    {run: runImport, summary: "import process folders as drafts"},
 	"publish":   {run: runPublish, summary: "bind a draft's roles and publish it"},
 	"processes": {run: runProcesses, summary: "list published processes"},
+	"bench":     {run: runBench, summary: "measure a running Baton under load, against Temporal's own floor"},
 }
 
 func main() {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"time"
@@ -89,4 +90,27 @@ func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, ready func(
 		}
 		return err
 	}
+}
+
+// serveOps serves the operator listener: Go's profiles under /debug/pprof.
+// It is for operators only; keep it on loopback or a private network.
+func serveOps(addr string, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("operator listener stopped", "error", err)
+		}
+	}()
+	log.Info("operator listener", "url", "http://"+ln.Addr().String()+"/debug/pprof/")
+	return func() { _ = srv.Close() }, nil
 }

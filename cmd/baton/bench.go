@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/load"
+	"github.com/baton-run/baton/interpreter"
+)
+
+const benchUsage = `usage: baton bench [flags]
+
+Measures a running Baton over MCP: --runs runs started by --concurrency
+clients at once, then get_work and list_runs with those runs open, then
+--runs runs started and walked to their end (claim, submit, decide, with
+sample values). Prints runs/s, writes/s and p50/p99 per tool. With
+--temporal-address it also does the same shapes straight against that
+Temporal server with no-op handlers, and prints Baton's figures as ratios
+of those. With --pid it reports that process's resident memory.
+
+The process (--process-file) must be published on the server and need no
+waits; examples/bench is one: baton dev --processes examples/bench.
+Tokens come from --data (the data folder of baton dev) or from
+--agent-token and --person-token (a person in every group the process's
+work items go to).
+
+Flags (flags win over environment variables, which win over defaults):
+`
+
+func runBench(args []string, stdout, stderr io.Writer) int {
+	var (
+		url, data, processFile, agentTok, personTok, temporalAddr, namespace string
+		runs, concurrency, pid, samples                                      int
+	)
+	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.Usage = func() { fmt.Fprint(stderr, benchUsage); fl.PrintDefaults() }
+	stringFlag(fl, &url, "url", "http://127.0.0.1:8080/mcp", "MCP endpoint")
+	stringFlag(fl, &data, "data", ".baton", "data folder of baton dev, to mint dev tokens")
+	stringFlag(fl, &processFile, "process-file", "examples/bench/PROCESS.md", "the process to run, as published")
+	stringFlag(fl, &agentTok, "agent-token", "", "bearer token of an agent (instead of --data)")
+	stringFlag(fl, &personTok, "person-token", "", "bearer token of a person in every group the work goes to (instead of --data)")
+	stringFlag(fl, &temporalAddr, "temporal-address", "", "Temporal frontend, for the bare-Temporal comparison (none: skip it)")
+	stringFlag(fl, &namespace, "namespace", "default", "Temporal namespace of the bare comparison")
+	intFlag(fl, &runs, "runs", 200, "runs per phase")
+	intFlag(fl, &concurrency, "concurrency", 32, "clients at once")
+	intFlag(fl, &pid, "pid", 0, "Baton process whose resident memory to report")
+	intFlag(fl, &samples, "samples", 200, "get_work and list_runs calls to time")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	src, err := os.ReadFile(processFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton bench: %v\n", err)
+		return 1
+	}
+	offer := interpreter.DefaultOffer()
+	offer.Profiles = []string{interpreter.ProfileParallel, interpreter.ProfileCheck}
+	proc, err := interpreter.Parse(src, &interpreter.ParseOptions{Offer: &offer})
+	if err != nil {
+		fmt.Fprintf(stderr, "baton bench: %s: %v\n", processFile, err)
+		return 1
+	}
+	token, err := benchTokens(data, agentTok, personTok)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton bench: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	o := load.Options{URL: url, Token: token, Process: proc, Runs: runs, Concurrency: concurrency, PID: pid, Samples: samples, Out: stdout}
+	if temporalAddr != "" {
+		c, err := client.Dial(client.Options{HostPort: temporalAddr, Namespace: namespace})
+		if err != nil {
+			fmt.Fprintf(stderr, "baton bench: Temporal at %s: %v\n", temporalAddr, err)
+			return 1
+		}
+		defer c.Close()
+		o.Bare = &load.Bare{Client: c}
+	}
+	if _, err := load.Run(ctx, o); err != nil {
+		fmt.Fprintf(stderr, "baton bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// benchTokens returns the bench's token source: fixed tokens by identity
+// kind, or dev tokens minted for each identity.
+func benchTokens(data, agentTok, personTok string) (func(drive.Who) (string, error), error) {
+	if agentTok != "" || personTok != "" {
+		if agentTok == "" || personTok == "" {
+			return nil, errors.New("give both --agent-token and --person-token, or neither (then --data mints dev tokens)")
+		}
+		return func(w drive.Who) (string, error) {
+			if w.Kind == interpreter.ActorAgent {
+				return agentTok, nil
+			}
+			return personTok, nil
+		}, nil
+	}
+	if _, err := os.Stat(filepath.Join(data, auth.DevKeyFile)); err != nil {
+		return nil, fmt.Errorf("no dev key in %s (is it the --data of a baton dev?); or give --agent-token and --person-token: %w", data, err)
+	}
+	issuer, err := auth.LoadOrCreateDevKey(data)
+	if err != nil {
+		return nil, err
+	}
+	return func(w drive.Who) (string, error) {
+		return issuer.Issue(auth.Identity{ID: w.ID, Kind: auth.Kind(w.Kind), Groups: w.Groups}, 24*time.Hour)
+	}, nil
+}

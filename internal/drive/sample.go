@@ -1,0 +1,51 @@
+package drive
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/baton-run/baton/interpreter"
+)
+
+// SampleDatetime is the datetime every sample uses: in the past, so a
+// wait_until on a sample continues at once.
+const SampleDatetime = "2020-01-01T09:00:00+02:00"
+
+// Sample returns a value that satisfies f: the first one_of value, or a
+// value of f's type named after the field.
+func Sample(f *interpreter.Field, name string) any {
+	if len(f.OneOf) > 0 {
+		return f.OneOf[0]
+	}
+	switch f.Type {
+	case interpreter.TypeString:
+		return "some " + name
+	case interpreter.TypeNumber:
+		return json.Number("1250.75")
+	case interpreter.TypeBoolean:
+		return true
+	case interpreter.TypeDate:
+		return "2026-10-07"
+	case interpreter.TypeDatetime:
+		return SampleDatetime
+	case interpreter.TypeList:
+		if f.Items != nil {
+			return []any{Sample(f.Items, name)}
+		}
+		return []any{"one"}
+	case interpreter.TypeObject:
+		return map[string]any{"k": "v"}
+	case interpreter.TypePerson:
+		return strings.ToLower(name) + "@example.com"
+	}
+	return nil
+}
+
+// Samples returns a value for every field of fs, optional ones included.
+func Samples(fs interpreter.Fields) map[string]any {
+	out := make(map[string]any, len(fs))
+	for _, f := range fs {
+		out[f.Name] = Sample(f, f.Name)
+	}
+	return out
+}

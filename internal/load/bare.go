@@ -1,0 +1,150 @@
+package load
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Bare does the shape of Baton's work straight against Temporal, with a
+// workflow whose update handlers do nothing: a start is an update-with-start,
+// a full run is that and three updates (claim, submit, decide), after which
+// the workflow completes. It runs its own worker on a task queue of its own,
+// on the same Temporal server as Baton's, so Baton's figures read as ratios
+// of Temporal's floor.
+type Bare struct {
+	// Client reaches the Temporal server Baton uses. Required.
+	Client client.Client
+	// TaskQueue is the bare workflow's. Default: a fresh one.
+	TaskQueue string
+}
+
+const bareUpdate = "noop"
+
+// BareWorkflow accepts no-op updates until it has answered n of them.
+func BareWorkflow(ctx workflow.Context, n int) error {
+	done := 0
+	if err := workflow.SetUpdateHandler(ctx, bareUpdate, func(ctx workflow.Context, i int) (int, error) {
+		done++
+		return i, nil
+	}); err != nil {
+		return err
+	}
+	return workflow.Await(ctx, func() bool { return done >= n })
+}
+
+func randomID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (b *Bare) run(ctx context.Context, o *Options) ([]*Phase, error) {
+	if b.Client == nil {
+		return nil, fmt.Errorf("load: Bare.Client is required")
+	}
+	queue := b.TaskQueue
+	if queue == "" {
+		queue = "baton-bench-bare-" + randomID()
+	}
+	w := worker.New(b.Client, queue, worker.Options{})
+	w.RegisterWorkflowWithOptions(BareWorkflow, workflow.RegisterOptions{Name: "BatonBenchBare"})
+	if err := w.Start(); err != nil {
+		return nil, fmt.Errorf("bare worker: %w", err)
+	}
+	defer w.Stop()
+
+	var phases []*Phase
+	var open []string
+	var openMu sync.Mutex
+	for _, shape := range []struct {
+		name    string
+		updates int
+	}{{"bare-starts", 0}, {"bare-full", 3}} {
+		t := newTimings()
+		var next, failed atomic.Int64
+		var firstErr atomic.Value
+		var wg sync.WaitGroup
+		begin := time.Now()
+		for c := 0; c < o.Concurrency; c++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for next.Add(1) <= int64(o.Runs) && ctx.Err() == nil {
+					id, err := b.one(ctx, queue, shape.updates, t)
+					if err != nil {
+						failed.Add(1)
+						firstErr.CompareAndSwap(nil, err)
+						continue
+					}
+					if shape.updates == 0 {
+						openMu.Lock()
+						open = append(open, id)
+						openMu.Unlock()
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		p := &Phase{Name: shape.name, Runs: o.Runs, Failed: int(failed.Load()), Elapsed: time.Since(begin), Calls: t.d, Errors: t.err, RSS: o.rss()}
+		if err, _ := firstErr.Load().(error); err != nil {
+			fmt.Fprintf(o.Out, "%s: %d of %d failed; the first: %v\n", shape.name, p.Failed, p.Runs, err)
+		}
+		phases = append(phases, p)
+		o.print(p)
+	}
+	// The started-only workflows wait for updates that never come.
+	for _, id := range open {
+		_ = b.Client.TerminateWorkflow(ctx, id, "", "bench done")
+	}
+	return phases, ctx.Err()
+}
+
+// one starts a bare workflow with its first update and sends it updates
+// more, timing each.
+func (b *Bare) one(ctx context.Context, queue string, updates int, t *timings) (string, error) {
+	id := "bench-bare-" + randomID()
+	total := updates + 1
+	if updates == 0 {
+		total = 2 // never completes: terminated at the end
+	}
+	start := time.Now()
+	op := b.Client.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID: id, TaskQueue: queue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, "BatonBenchBare", total)
+	h, err := b.Client.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: op,
+		UpdateOptions:          client.UpdateWorkflowOptions{UpdateID: randomID(), UpdateName: bareUpdate, Args: []any{0}, WaitForStage: client.WorkflowUpdateStageCompleted},
+	})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	t.add("bare-start", time.Since(start), err)
+	if err != nil {
+		return id, err
+	}
+	for i := 1; i <= updates; i++ {
+		start := time.Now()
+		h, err := b.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+			WorkflowID: id, UpdateID: randomID(), UpdateName: bareUpdate, Args: []any{i}, WaitForStage: client.WorkflowUpdateStageCompleted,
+		})
+		if err == nil {
+			err = h.Get(ctx, nil)
+		}
+		t.add("bare-update", time.Since(start), err)
+		if err != nil {
+			return id, err
+		}
+	}
+	return id, nil
+}

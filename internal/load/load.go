@@ -1,0 +1,314 @@
+// Package load measures a Baton deployment under load, as `baton bench`
+// does: runs started and walked to their end over MCP by concurrent
+// clients, and the same shape of work done straight against Temporal with
+// no-op handlers, so every figure can be read as a ratio of Temporal's own.
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/interpreter"
+)
+
+// Options configure a load run. Zero fields take the defaults their
+// comments give.
+type Options struct {
+	// URL is the MCP endpoint. Required.
+	URL string
+	// Token returns the bearer token of an identity. Required.
+	Token func(drive.Who) (string, error)
+	// Process is the published process to run. Required. Runs walk it with
+	// sample values (see drive.Walk): it should need no waits.
+	Process *interpreter.Process
+	// Runs is how many runs each phase makes. Default 200.
+	Runs int
+	// Concurrency is how many clients work at once. Default 32.
+	Concurrency int
+	// Bare, when set, runs the same shape of work straight against
+	// Temporal with no-op handlers (see Bare).
+	Bare *Bare
+	// PID, when set, is the Baton process whose resident memory is
+	// reported after each phase.
+	PID int
+	// Samples is how many get_work and list_runs calls are timed after the
+	// runs are started. Default 200.
+	Samples int
+	// Out receives the report. Default os.Stdout.
+	Out io.Writer
+}
+
+func (o *Options) defaults() error {
+	if o.URL == "" || o.Token == nil || o.Process == nil {
+		return errors.New("load: URL, Token and Process are required")
+	}
+	if o.Runs <= 0 {
+		o.Runs = 200
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 32
+	}
+	if o.Samples <= 0 {
+		o.Samples = 200
+	}
+	if o.Out == nil {
+		o.Out = os.Stdout
+	}
+	return nil
+}
+
+// timings collects call latencies by name.
+type timings struct {
+	mu  sync.Mutex
+	d   map[string][]time.Duration
+	err map[string]int
+}
+
+func newTimings() *timings {
+	return &timings{d: map[string][]time.Duration{}, err: map[string]int{}}
+}
+
+func (t *timings) add(name string, took time.Duration, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil {
+		t.err[name]++
+		return
+	}
+	t.d[name] = append(t.d[name], took)
+}
+
+// Percentile returns the q-th quantile of ds (sorted in place).
+func Percentile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[int(q*float64(len(ds)-1)+0.5)]
+}
+
+// Phase is one measured phase of a load run.
+type Phase struct {
+	Name    string
+	Runs    int
+	Failed  int
+	Elapsed time.Duration
+	// Calls holds each tool's latencies.
+	Calls map[string][]time.Duration
+	// Errors counts calls that failed outright, by tool.
+	Errors map[string]int
+	// RSS is the resident memory of Options.PID after the phase, bytes.
+	RSS int64
+}
+
+// RunsPerSecond is the phase's throughput.
+func (p *Phase) RunsPerSecond() float64 {
+	if p.Elapsed <= 0 {
+		return 0
+	}
+	return float64(p.Runs-p.Failed) / p.Elapsed.Seconds()
+}
+
+// Report is a load run's result.
+type Report struct {
+	Phases []*Phase
+}
+
+// Phase returns the phase named name, or nil.
+func (r *Report) Phase(name string) *Phase {
+	for _, p := range r.Phases {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Run measures, in order: starts (Runs runs started at Concurrency), the
+// listings with those runs open (get_work and list_runs, one at a time),
+// full runs (Runs runs started and walked to their end at Concurrency) and,
+// with Bare, the same two shapes against Temporal alone. It prints the
+// report as it goes.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	rep := &Report{}
+	transport := &http.Transport{MaxIdleConns: 4 * o.Concurrency, MaxIdleConnsPerHost: 4 * o.Concurrency, IdleConnTimeout: time.Minute}
+	defer transport.CloseIdleConnections()
+	newDriver := func(t *timings) *drive.MCP {
+		return drive.NewMCP(o.URL, o.Token, &drive.MCPOptions{Transport: transport, Timed: t.add})
+	}
+
+	// Starts.
+	t := newTimings()
+	p, err := o.parallel(ctx, "starts", t, func(ctx context.Context, d *drive.MCP) error {
+		_, err := d.Start(ctx, drive.WalkStarter, o.Process.Name, drive.Samples(o.Process.Inputs), "")
+		return err
+	}, newDriver)
+	if err != nil {
+		return rep, err
+	}
+	rep.Phases = append(rep.Phases, p)
+	o.print(p)
+
+	// Listings with the started runs open.
+	t = newTimings()
+	d := newDriver(t)
+	lp := &Phase{Name: "listings"}
+	begin := time.Now()
+	for i := 0; i < o.Samples; i++ {
+		_ = d.Call(ctx, drive.WalkAgent, "get_work", map[string]any{"limit": 20}, nil)
+		_ = d.Call(ctx, drive.WalkAgent, "list_runs", map[string]any{"process": o.Process.Name, "limit": 20}, nil)
+	}
+	_ = d.Close()
+	lp.Elapsed, lp.Calls, lp.Errors, lp.RSS = time.Since(begin), t.d, t.err, o.rss()
+	rep.Phases = append(rep.Phases, lp)
+	o.print(lp)
+
+	// Full runs.
+	t = newTimings()
+	p, err = o.parallel(ctx, "full", t, func(ctx context.Context, d *drive.MCP) error {
+		w := drive.Walk{Process: o.Process, Idle: func(context.Context) error { return errors.New("the run waits on time; bench a process without waits") }}
+		_, err := w.Run(ctx, d)
+		return err
+	}, newDriver)
+	if err != nil {
+		return rep, err
+	}
+	rep.Phases = append(rep.Phases, p)
+	o.print(p)
+
+	if o.Bare != nil {
+		bp, err := o.Bare.run(ctx, &o)
+		rep.Phases = append(rep.Phases, bp...)
+		if err != nil {
+			return rep, err
+		}
+		o.ratios(rep)
+	}
+	return rep, nil
+}
+
+// parallel runs one(ctx, driver) Runs times from Concurrency clients, each
+// with a driver of its own.
+func (o *Options) parallel(ctx context.Context, name string, t *timings, one func(context.Context, *drive.MCP) error, newDriver func(*timings) *drive.MCP) (*Phase, error) {
+	var next, failed atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	begin := time.Now()
+	for c := 0; c < o.Concurrency; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := newDriver(t)
+			defer d.Close()
+			for next.Add(1) <= int64(o.Runs) && ctx.Err() == nil {
+				if err := one(ctx, d); err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	p := &Phase{Name: name, Runs: o.Runs, Failed: int(failed.Load()), Elapsed: time.Since(begin), Calls: t.d, Errors: t.err, RSS: o.rss()}
+	if err, _ := firstErr.Load().(error); err != nil {
+		fmt.Fprintf(o.Out, "%s: %d of %d runs failed; the first: %v\n", name, p.Failed, p.Runs, err)
+		if p.Failed == p.Runs {
+			return p, fmt.Errorf("%s: every run failed: %w", name, err)
+		}
+	}
+	return p, ctx.Err()
+}
+
+// rss returns the resident memory of Options.PID, or 0.
+func (o *Options) rss() int64 {
+	if o.PID == 0 {
+		return 0
+	}
+	return RSS(o.PID)
+}
+
+// RSS reads a process's resident memory from /proc, in bytes; 0 when it
+// cannot be read.
+func RSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
+
+// print writes one phase's lines.
+func (o *Options) print(p *Phase) {
+	fmt.Fprintf(o.Out, "\n== %s", p.Name)
+	if p.Runs > 0 {
+		fmt.Fprintf(o.Out, ": %d runs (%d failed) in %s at concurrency %d: %.1f runs/s", p.Runs, p.Failed, p.Elapsed.Round(time.Millisecond), o.Concurrency, p.RunsPerSecond())
+	}
+	if p.RSS > 0 {
+		fmt.Fprintf(o.Out, ", RSS %d MB", p.RSS>>20)
+	}
+	fmt.Fprintln(o.Out)
+	names := make([]string, 0, len(p.Calls))
+	for n := range p.Calls {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var writes int
+	for _, n := range names {
+		ds := p.Calls[n]
+		fmt.Fprintf(o.Out, "  %-16s n=%-6d p50 %6s ms  p99 %6s ms  p99/p50 %.1f", n, len(ds), ms(Percentile(ds, 0.5)), ms(Percentile(ds, 0.99)),
+			float64(Percentile(ds, 0.99))/float64(max(Percentile(ds, 0.5), 1)))
+		if e := p.Errors[n]; e > 0 {
+			fmt.Fprintf(o.Out, "  errors %d", e)
+		}
+		fmt.Fprintln(o.Out)
+		if n != "get_run" && n != "get_work" && n != "list_runs" && !strings.HasPrefix(n, "bare-query") {
+			writes += len(ds)
+		}
+	}
+	if p.Runs > 0 && p.Elapsed > 0 {
+		fmt.Fprintf(o.Out, "  writes/s %.1f\n", float64(writes)/p.Elapsed.Seconds())
+	}
+}
+
+// ratios prints Baton's figures over the bare ones.
+func (o *Options) ratios(r *Report) {
+	full, bare := r.Phase("full"), r.Phase("bare-full")
+	starts, bareStarts := r.Phase("starts"), r.Phase("bare-starts")
+	fmt.Fprintln(o.Out, "\n== ratios")
+	if full != nil && bare != nil && bare.RunsPerSecond() > 0 {
+		fmt.Fprintf(o.Out, "  full runs/s over MCP / bare: %.2f\n", full.RunsPerSecond()/bare.RunsPerSecond())
+	}
+	if starts != nil && bareStarts != nil && bareStarts.RunsPerSecond() > 0 {
+		fmt.Fprintf(o.Out, "  starts/s over MCP / bare: %.2f\n", starts.RunsPerSecond()/bareStarts.RunsPerSecond())
+	}
+	if starts != nil {
+		if ds := starts.Calls["start_run"]; len(ds) > 0 {
+			fmt.Fprintf(o.Out, "  start_run p99/p50: %.1f\n", float64(Percentile(ds, 0.99))/float64(max(Percentile(ds, 0.5), 1)))
+		}
+	}
+}
