@@ -345,10 +345,15 @@ type CheckAnswers struct {
 
 // CheckAnswer answers one question. Exactly the fields of the question's
 // kind are set: Probability for yes/no; Name and Confidence for a choice;
-// Level and Confidence for a rubric.
+// Level and Confidence for a rubric. An evaluator that declines to answer
+// sets Abstain and nothing else, and the question's result is unsure.
 type CheckAnswer struct {
 	// ID is the question's id, "q1" for the first.
 	ID string `json:"id"`
+	// Abstain is true when the evaluator gives no answer: the result is
+	// unsure and the verdict shows a null answer. An evaluator with no model
+	// behind it abstains on every question, so nothing passes unseen.
+	Abstain bool `json:"abstain,omitempty"`
 	// Probability is the probability, from 0 to 1, that the answer to a
 	// yes/no question is yes.
 	Probability *float64 `json:"probability,omitempty"`
@@ -383,7 +388,8 @@ func (e *MalformedAnswersError) Is(target error) bool { return target == ErrMalf
 // ValidateCheckAnswers checks answers against the questions of r: a model
 // name, one answer per question in order with the question's id, and for
 // each exactly the fields of its kind in range (a probability and a
-// confidence from 0 to 1, a name among one_of, a level among the levels).
+// confidence from 0 to 1, a name among one_of, a level among the levels),
+// or Abstain alone.
 // It returns a *MalformedAnswersError listing every problem, or nil.
 func ValidateCheckAnswers(r *CheckRequest, a *CheckAnswers) error {
 	if r == nil {
@@ -422,6 +428,12 @@ func ValidateCheckAnswers(r *CheckRequest, a *CheckAnswers) error {
 			if set {
 				add("%s.%s: not an answer to a %s question", at, field, q.Kind)
 			}
+		}
+		if an.Abstain {
+			if an.Probability != nil || an.Name != "" || an.Level != nil || an.Confidence != nil {
+				add("%s: abstains and answers", at)
+			}
+			continue
 		}
 		switch q.Kind {
 		case QuestionYesNo:
@@ -486,7 +498,7 @@ type CheckQuestionResult struct {
 	Kind QuestionKind `json:"kind"`
 	// Answer is the yes-probability (float64) of a yes/no question, the
 	// chosen name (string) of a choice, the level (int) of a rubric, or nil
-	// when the evaluator did not answer. Decoded from JSON a number is a
+	// when the evaluator abstained or did not answer. Decoded from JSON a number is a
 	// float64.
 	Answer any `json:"answer"`
 	// Confidence is set for a choice or a rubric.
@@ -507,7 +519,8 @@ type CheckQuestionResult struct {
 // unsure when in unsure, and fails otherwise; a rubric passes when its level
 // is at or above pass and fails otherwise; either is unsure whatever the
 // answer when its confidence is below the question's confidence, else
-// CheckLimits.Confidence. The verdict is the worst result.
+// CheckLimits.Confidence. A question the evaluator abstained on is
+// unsure. The verdict is the worst result.
 //
 // Malformed answers return an error matching ErrMalformedAnswers and no
 // verdict: they are an evaluator error. A request built for another step,
@@ -555,6 +568,10 @@ func JudgeCheck(s *Step, r *CheckRequest, a *CheckAnswers, limits CheckLimits, n
 // judgeQuestion computes one question's result from a validated answer.
 func judgeQuestion(q *Question, an CheckAnswer, l CheckLimits) (CheckQuestionResult, error) {
 	res := CheckQuestionResult{Ask: q.Ask, Kind: q.Kind}
+	if an.Abstain {
+		res.Result = VerdictUnsure
+		return res, nil
+	}
 	switch q.Kind {
 	case QuestionYesNo:
 		p := *an.Probability

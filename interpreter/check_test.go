@@ -360,6 +360,39 @@ func TestCheckIssuesLines(t *testing.T) {
 	}
 }
 
+// An abstention is unsure, whatever the thresholds: the answer is null.
+func TestCheckAbstain(t *testing.T) {
+	p, s := vendorCheck(t)
+	sp, ss := shortForm(t, false)
+	abstain := CheckAnswer{Abstain: true}
+	lenient := CheckLimits{Pass: 0.01, Confidence: 0.01}
+	for _, limits := range []CheckLimits{DefaultCheckLimits(), lenient} {
+		v, lines := judge(t, p, s, limits, abstain, abstain, abstain)
+		if v.Verdict != VerdictUnsure || lines != nil {
+			t.Errorf("verdict %s lines %q, want unsure and none", v.Verdict, lines)
+		}
+		for _, q := range v.Questions {
+			if q.Result != VerdictUnsure || q.Answer != nil || q.Confidence != nil {
+				t.Errorf("question %+v, want unsure with a null answer", q)
+			}
+		}
+		// Short form: a yes/no without fail has no unsure band, yet an
+		// abstention is unsure.
+		if v, _ := judge(t, sp, ss, limits, abstain); v.Verdict != VerdictUnsure {
+			t.Errorf("short form verdict %s, want unsure", v.Verdict)
+		}
+	}
+	// One abstention among passing answers still holds the submission.
+	v, _ := judge(t, p, s, DefaultCheckLimits(), yesAns(1), abstain, levelAns(2, 1))
+	if v.Verdict != VerdictUnsure {
+		t.Errorf("verdict %s, want unsure", v.Verdict)
+	}
+	b, _ := json.Marshal(v.Questions[1])
+	if want := `{"ask":"What does the summary do?","kind":"choice","answer":null,"result":"unsure"}`; string(b) != want {
+		t.Errorf("abstained question %s, want %s", b, want)
+	}
+}
+
 // The verdict's JSON is exactly the check-verdict shape.
 func TestCheckVerdictJSON(t *testing.T) {
 	p, s := vendorCheck(t)
@@ -459,6 +492,7 @@ func TestCheckAnswersMalformed(t *testing.T) {
 		{"level missing", func(a *CheckAnswers) *CheckAnswers { a.Answers[2].Level = nil; return a }, "answers[2].level: missing, a level from 0 to 2"},
 		{"rubric confidence missing", func(a *CheckAnswers) *CheckAnswers { a.Answers[2].Confidence = nil; return a }, "answers[2].confidence: missing"},
 		{"rubric with a name", func(a *CheckAnswers) *CheckAnswers { a.Answers[2].Name = "states"; return a }, "answers[2].name: not an answer to a rubric question"},
+		{"abstains and answers", func(a *CheckAnswers) *CheckAnswers { a.Answers[1].Abstain = true; return a }, "answers[1]: abstains and answers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
