@@ -378,8 +378,7 @@ type MalformedAnswersError struct {
 }
 
 func (e *MalformedAnswersError) Error() string {
-	return "malformed check answers: " + strings.Join(e.Problems, "; ") +
-		"; the answers cannot be judged, so ask the evaluator again"
+	return "malformed check answers, an evaluator error and not a verdict: " + strings.Join(e.Problems, "; ")
 }
 
 // Is reports whether target is ErrMalformedAnswers.
