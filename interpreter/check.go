@@ -120,7 +120,9 @@ func (v Verdict) rank() int {
 // (profile-check §2): the step's instructions, the process body, the run
 // data (truncated to CheckLimits.StateBytes), the submission and the
 // questions. Its JSON form is stable: fields in struct order, map keys
-// sorted, so the same material always reads the same.
+// sorted, so the same material always reads the same. User values travel
+// as JSON text, so the request survives a JSON round trip (a Temporal
+// activity's input) byte for byte, numbers included.
 type CheckRequest struct {
 	// Process is the process name.
 	Process string `json:"process"`
@@ -159,8 +161,9 @@ type CheckRunData struct {
 
 // CheckSubmission is the submission as the evaluator sees it.
 type CheckSubmission struct {
-	Output  map[string]any `json:"output"`
-	Summary string         `json:"summary"`
+	// Output is the submitted output object as JSON, numbers as written.
+	Output  json.RawMessage `json:"output"`
+	Summary string          `json:"summary"`
 	// Evidence lists the evidence references; the evaluator does not open
 	// files.
 	Evidence []CheckEvidence `json:"evidence"`
@@ -217,11 +220,13 @@ func NewCheckRequest(p *Process, s *Step, data *Data, sub Submission, limits Che
 		Instructions: s.Text,
 		Body:         p.Body,
 		RunData:      rd,
-		Submission:   CheckSubmission{Output: map[string]any{}, Evidence: []CheckEvidence{}},
+		Submission:   CheckSubmission{Output: json.RawMessage("{}"), Evidence: []CheckEvidence{}},
 		Questions:    checkQuestions(s.Check),
 	}
 	if sub.Output != nil {
-		r.Submission.Output = sub.Output
+		if r.Submission.Output, err = json.Marshal(sub.Output); err != nil {
+			return nil, fmt.Errorf("check request for step %q: encode the output: %w", s.ID, err)
+		}
 	}
 	if sub.Summary != nil {
 		r.Submission.Summary = *sub.Summary
