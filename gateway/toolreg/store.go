@@ -106,3 +106,26 @@ func Refresh(ctx context.Context, st *store.Store, org string, f *File, list Lis
 	}
 	return warnings, nil
 }
+
+// Register is what --tools does at start: it reads and validates the
+// registration file at path, stores it as the organization's registration
+// (replacing the one before), and refreshes each server's tool listing
+// with list (nil lists nothing). It returns the file and Refresh's
+// warnings, to log; a refused file changes nothing.
+func Register(ctx context.Context, st *store.Store, org, path string, list Lister) (*File, []string, error) {
+	f, err := ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := Save(ctx, st, org, f); err != nil {
+		return nil, nil, err
+	}
+	if list == nil {
+		return f, nil, nil
+	}
+	warnings, err := Refresh(ctx, st, org, f, list)
+	if err != nil {
+		return nil, warnings, err
+	}
+	return f, warnings, nil
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -117,5 +118,38 @@ func TestRefresh(t *testing.T) {
 	erp, _ := st.GetToolServer(ctx, org, "erp")
 	if erp.Listing != nil {
 		t.Errorf("erp, which did not answer, has a listing: %+v", erp.Listing)
+	}
+}
+
+func TestRegister(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := newStore(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tools.yaml")
+	if err := os.WriteFile(path, []byte(storyFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	listed := 0
+	list := func(ctx context.Context, s toolreg.Server) ([]store.ListedTool, error) {
+		listed++
+		return nil, errors.New("down")
+	}
+	f, warnings, err := toolreg.Register(ctx, st, org, path, list)
+	if err != nil || len(f.Servers) != 2 || len(warnings) != 2 || listed != 2 {
+		t.Fatalf("Register = %+v, %q, %v (listed %d)", f, warnings, err, listed)
+	}
+	if back, _ := toolreg.Load(ctx, st, org); len(back.Servers) != 2 || back.Server("erp").Credentials.File != filepath.Join(dir, "secrets", "erp.token") {
+		t.Fatalf("stored = %+v", back)
+	}
+	// A refused file changes nothing.
+	if err := os.WriteFile(path, []byte("servers: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := toolreg.Register(ctx, st, org, path, nil); err == nil {
+		t.Fatal("a refused file was registered")
+	}
+	if back, _ := toolreg.Load(ctx, st, org); len(back.Servers) != 2 {
+		t.Fatalf("a refused file changed the registration: %+v", back)
 	}
 }
