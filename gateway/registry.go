@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/gateway/toolreg"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -24,9 +25,25 @@ type Registry struct {
 }
 
 // NewRegistry returns the registry of an organization, refusing processes
-// that need a profile or tool the offer lacks.
+// that need a profile or tool the offer lacks. When the offer includes
+// baton-tools-1 without a ToolCatalog, a process's tools: key is checked
+// against the organization's stored tool registration as it stands at
+// import and again at publication.
 func NewRegistry(s *store.Store, org string, offer interpreter.Offer) *Registry {
 	return &Registry{store: s, org: org, offer: offer}
+}
+
+// currentOffer returns the offer with the tool registration filled in.
+func (r *Registry) currentOffer(ctx context.Context) (interpreter.Offer, error) {
+	offer := r.offer
+	if offer.HasProfile(interpreter.ProfileTools) && offer.ToolCatalog == nil {
+		f, err := toolreg.Load(ctx, r.store, r.org)
+		if err != nil {
+			return offer, err
+		}
+		offer.ToolCatalog = f.Catalog()
+	}
+	return offer, nil
 }
 
 // Draft is an imported process waiting to be published.
@@ -62,7 +79,10 @@ func (r *Registry) Import(ctx context.Context, src []byte, folder, by string) (*
 	if len(src) > MaxProcessBytes {
 		return nil, fmt.Errorf("PROCESS.md is %d bytes; the most this server imports is %d", len(src), MaxProcessBytes)
 	}
-	offer := r.offer
+	offer, err := r.currentOffer(ctx)
+	if err != nil {
+		return nil, err
+	}
 	p, err := interpreter.Parse(src, &interpreter.ParseOptions{Folder: folder, Offer: &offer})
 	if err != nil {
 		return nil, err
@@ -130,6 +150,17 @@ func (r *Registry) Publish(ctx context.Context, name, by string, sameNameGroups 
 	var p interpreter.Process
 	if err := json.Unmarshal(d.Definition, &p); err != nil {
 		return store.ProcessVersion{}, err
+	}
+	if p.UsesTools() {
+		// The tool registration may have changed since the import: check
+		// the draft against it as it stands.
+		offer, err := r.currentOffer(ctx)
+		if err != nil {
+			return store.ProcessVersion{}, err
+		}
+		if _, err := interpreter.Parse([]byte(d.Source), &interpreter.ParseOptions{Offer: &offer}); err != nil {
+			return store.ProcessVersion{}, fmt.Errorf("publish %s: %w", name, err)
+		}
 	}
 	var unbound []string
 	for _, role := range p.Roles() {

@@ -168,6 +168,10 @@ type Step struct {
 
 	Check    *Check `json:"check,omitempty"`
 	Advisory bool   `json:"advisory,omitempty"`
+
+	// Tools are the downstream tools an agent step may call through Baton
+	// (profile baton-tools-1), in the order written.
+	Tools []ToolUse `json:"tools,omitempty"`
 }
 
 // Route is one way out of a step.
@@ -260,19 +264,37 @@ func (p *Process) NextOf(s *Step) []Route {
 	return []Route{{To: p.Steps[i+1].ID}}
 }
 
-// Roles returns the role names used in person keys, once each, in the order
-// they first appear. An importer binds each to a group (spec §7).
+// Roles returns the role names used in person keys and as tool approvers
+// (profile baton-tools-1), once each, in the order they first appear. An
+// importer binds each to a group (spec §7).
 func (p *Process) Roles() []string {
 	var roles []string
 	seen := map[string]bool{}
-	for _, s := range p.Steps {
-		if s.Person == "" || s.Person == "initiator" || IsPath(s.Person) || seen[s.Person] {
-			continue
+	add := func(role string) {
+		if role == "" || role == "initiator" || IsPath(role) || seen[role] {
+			return
 		}
-		seen[s.Person] = true
-		roles = append(roles, s.Person)
+		seen[role] = true
+		roles = append(roles, role)
+	}
+	for _, s := range p.Steps {
+		add(s.Person)
+		for _, role := range s.toolRoles() {
+			add(role)
+		}
 	}
 	return roles
+}
+
+// UsesTools reports whether any step has a tools: key, so running it needs
+// the baton-tools-1 profile.
+func (p *Process) UsesTools() bool {
+	for _, s := range p.Steps {
+		if len(s.Tools) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // UsesInitiator reports whether any step is assigned to the run's initiator.

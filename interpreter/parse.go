@@ -73,11 +73,15 @@ func (e *ProcessError) Error() string {
 }
 
 // Offer is what a server offers, as far as publication is concerned: the
-// profiles it implements (ProfileParallel, ProfileCheck) and the names of
-// the tools it serves ("upload", "send_event", ...).
+// profiles it implements (ProfileParallel, ProfileCheck, ProfileTools), the
+// names of the tools it serves ("upload", "send_event", ...), and with
+// ProfileTools the downstream tools registered for agents to call.
 type Offer struct {
 	Profiles []string
 	Tools    []string
+	// ToolCatalog is the registered downstream tools a step's tools: key
+	// may name. Nil: none are registered.
+	ToolCatalog *ToolCatalog
 }
 
 // Tools lists the fourteen tools of spec §4.
@@ -210,7 +214,7 @@ var (
 	stepKeys     = []string{
 		"id", "agent", "task", "approve", "wait", "wait_until", "wait_for", "finish", "parallel",
 		"output", "evidence", "next", "person", "on_reject", "due", "timeout", "on_timeout",
-		"check", "advisory",
+		"check", "advisory", "tools",
 	}
 	routeKeys = []string{"to", "when"}
 )
@@ -651,6 +655,9 @@ func (b *processBuilder) step(v *fmValue, path string) *Step {
 	}
 	if a := v.get("advisory"); a != nil {
 		s.Advisory, _ = b.boolean(a, path+".advisory")
+	}
+	if t := v.get("tools"); t != nil {
+		s.Tools = b.tools(t, path+".tools")
 	}
 	return s
 }

@@ -91,7 +91,7 @@ func aKind(k Kind) string {
 // kindKeys lists the optional keys each kind allows (spec §2.2, the
 // profiles).
 var kindKeys = map[Kind][]string{
-	KindAgent:     {"output", "evidence", "next", "due", "check", "advisory"},
+	KindAgent:     {"output", "evidence", "next", "due", "check", "advisory", "tools"},
 	KindTask:      {"output", "evidence", "next", "person", "due", "check", "advisory"},
 	KindApprove:   {"next", "person", "on_reject", "due"},
 	KindWait:      {"next"},
@@ -113,6 +113,7 @@ var keyHome = map[string]string{
 	"on_timeout": "wait_for steps",
 	"check":      "agent and task steps",
 	"advisory":   "agent and task steps, beside check",
+	"tools":      "agent steps",
 }
 
 // validator checks a built Process against the rules that span values.
@@ -264,6 +265,9 @@ func (v *validator) step(i int, s *Step) {
 	}
 	if am := sv.member("advisory"); am != nil && contains(allowed, "advisory") && sv.get("check") == nil {
 		v.is.add(am.keyLine, am.keyCol, "%s.advisory: allowed only beside check", path)
+	}
+	if tm := sv.member("tools"); tm != nil && contains(allowed, "tools") {
+		v.tools(i, s, tm)
 	}
 }
 

@@ -11,12 +11,15 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/baton-run/baton/gateway/toolreg"
 	"github.com/baton-run/baton/interpreter"
 )
 
-const validateUsage = `usage: baton validate [--json] [--profiles LIST] [--evaluator] PATH...
+const validateUsage = `usage: baton validate [--json] [--profiles LIST] [--evaluator] [--tools FILE] PATH...
 
 Checks each PROCESS.md against the specification and prints its content hash.
+With --tools, the tool registration file (profile baton-tools-1) is checked
+too, and an agent step's tools: key is checked against it.
 
 A PATH is a process folder or a file. For a folder, its PROCESS.md is read and
 the process name must equal the folder's name. For a file named PROCESS.md the
@@ -42,6 +45,7 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	asJSON := fl.Bool("json", false, "print one JSON array instead of lines")
 	profiles := fl.String("profiles", "", "comma-separated profiles the server offers: parallel-1, check-1; empty for the core alone (default parallel-1, plus check-1 with --evaluator)")
 	evaluator := fl.Bool("evaluator", false, "an evaluator is configured, so check-1 can be offered")
+	toolsFile := fl.String("tools", "", "tool registration file (YAML): offers baton-tools-1 with its tools")
 	fl.Usage = func() {
 		fmt.Fprint(stderr, validateUsage)
 		fl.PrintDefaults()
@@ -58,6 +62,15 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "baton validate: %v\n", err)
 		return 2
+	}
+	if *toolsFile != "" {
+		f, err := toolreg.ReadFile(*toolsFile)
+		if err != nil {
+			fmt.Fprintln(stdout, err)
+			return 1
+		}
+		offer.Profiles = append(offer.Profiles, interpreter.ProfileTools)
+		offer.ToolCatalog = f.Catalog()
 	}
 	if fl.NArg() == 0 {
 		fmt.Fprintln(stderr, "baton validate: name at least one PROCESS.md file or process folder")

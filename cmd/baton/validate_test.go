@@ -262,3 +262,41 @@ func TestBatonHelp(t *testing.T) {
 		t.Errorf("help does not list validate:\n%s", out)
 	}
 }
+
+// --tools offers baton-tools-1 with the file's tools: the example refund
+// process is valid with the example registration and refused without it.
+func TestValidateTools(t *testing.T) {
+	examples := filepath.Join(repoRoot(t), "examples")
+	refund := filepath.Join(examples, "refund")
+	code, out, _ := runBaton("validate", "--tools", filepath.Join(examples, "tools.yaml"), refund)
+	if code != 0 || !strings.HasPrefix(out, refund+": ok refund sha256:") {
+		t.Fatalf("with --tools: %d %q", code, out)
+	}
+	code, out, _ = runBaton("validate", refund)
+	if code != 1 || !strings.Contains(out, refund+":19:5: steps[0].tools: needs the baton-tools-1 profile") {
+		t.Fatalf("without --tools: %d %q", code, out)
+	}
+	bad := writeProcess(t, "reg", "tools.yaml", "servers: []\n")
+	code, out, _ = runBaton("validate", "--tools", bad, refund)
+	if code != 1 || !strings.Contains(out, bad+":1:10: servers: at least one server") {
+		t.Fatalf("a bad registration: %d %q", code, out)
+	}
+}
+
+// repoRoot returns the repository root, the folder holding go.mod.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			t.Fatal("no go.mod above the working folder")
+		}
+		dir = filepath.Dir(dir)
+	}
+}

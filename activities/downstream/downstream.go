@@ -1,0 +1,193 @@
+// Package downstream calls tools on downstream MCP servers for the
+// baton-tools-1 profile (docs/profile-tools.md §6.3): one tools/call over
+// Streamable HTTP with the MCP Go SDK's client, the idempotency key in the
+// request's _meta and as an Idempotency-Key header, the server's
+// credentials read from their reference at the moment of the call, and a
+// timeout. Its errors tell what a caller must know to stay exactly-once:
+// whether the request was certainly not sent (safe to send again), or sent
+// with no answer (it may have run), or answered with a protocol error.
+// A tool's own error is not an error here: it is a result with isError.
+//
+// It also lists a server's tools for a claim's extension, and checks a
+// call's arguments against a listed input schema.
+package downstream
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/gateway/toolreg"
+	"github.com/baton-run/baton/interpreter"
+)
+
+// Where the idempotency key travels (docs/profile-tools.md §5.2).
+const (
+	MetaIdempotencyKey   = "baton/idempotency-key"
+	HeaderIdempotencyKey = "Idempotency-Key"
+)
+
+// DefaultTimeout bounds a call to an endpoint that names no timeout.
+const DefaultTimeout = 30 * time.Second
+
+// Endpoint is where and how to reach one server.
+type Endpoint struct {
+	// Server names the server in messages: crm.
+	Server string
+	// URL is its Streamable HTTP MCP endpoint.
+	URL string
+	// Credentials is the reference to what to send; nil for none.
+	Credentials *Credentials
+	// Timeout bounds the whole call: connecting, the call and its answer.
+	// Default DefaultTimeout.
+	Timeout time.Duration
+}
+
+// Credentials is a reference to a secret: the value of the environment
+// variable Env, or the contents of File without a trailing line break,
+// sent in Header as "Scheme secret" ("secret" alone when Scheme is empty).
+type Credentials struct {
+	Env    string
+	File   string
+	Header string
+	Scheme string
+}
+
+// FromStore returns the endpoint of a stored server, at its url.
+func FromStore(s store.ToolServer) Endpoint {
+	ep := Endpoint{Server: s.Name, URL: s.URL, Timeout: s.Timeout}
+	if c := s.Credentials; c != nil {
+		ep.Credentials = &Credentials{Env: c.Env, File: c.File, Header: c.Header, Scheme: c.Scheme}
+	}
+	return ep
+}
+
+// FromRegistration returns the endpoint of a registered server, at its
+// url.
+func FromRegistration(s toolreg.Server) Endpoint {
+	ep := Endpoint{Server: s.Name, URL: s.URL, Timeout: s.Timeout}
+	if c := s.Credentials; c != nil {
+		ep.Credentials = &Credentials{Env: c.Env, File: c.File, Header: c.Header, Scheme: c.Scheme}
+	}
+	return ep
+}
+
+// ForRun returns the endpoint a run's call of a tool goes to
+// (docs/profile-tools.md §6.6). In a live run: the url. In a test run: the
+// test_url when the server has one; without one a read goes to the url,
+// and any other call is not sent at all (send is false).
+func ForRun(s store.ToolServer, test bool, policy interpreter.Policy) (ep Endpoint, send bool) {
+	ep = FromStore(s)
+	if !test {
+		return ep, true
+	}
+	if s.TestURL != "" {
+		ep.URL = s.TestURL
+		return ep, true
+	}
+	return ep, policy == interpreter.PolicyRead
+}
+
+// Options configure a Client.
+type Options struct {
+	// Transport sends the HTTP requests. Default: a clone of
+	// http.DefaultTransport.
+	Transport http.RoundTripper
+	// LookupEnv reads a credentials variable. Default os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// ReadFile reads a credentials file. Default os.ReadFile.
+	ReadFile func(string) ([]byte, error)
+	// MaxResultBytes bounds a result kept and returned; a larger one is
+	// replaced by a text saying so. Default interpreter.MaxToolResultBytes.
+	MaxResultBytes int
+	// Version is the client version sent in the MCP handshake. Default "1".
+	Version string
+}
+
+// Client calls downstream tools. It is safe for concurrent use; each call
+// opens and closes its own MCP session.
+type Client struct {
+	opts Options
+}
+
+// New returns a client. Nil options mean defaults.
+func New(opts *Options) (*Client, error) {
+	c := &Client{}
+	if opts != nil {
+		c.opts = *opts
+	}
+	if c.opts.MaxResultBytes < 0 {
+		return nil, fmt.Errorf("downstream: MaxResultBytes is %d; it must not be negative", c.opts.MaxResultBytes)
+	}
+	if c.opts.Transport == nil {
+		c.opts.Transport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	if c.opts.LookupEnv == nil {
+		c.opts.LookupEnv = os.LookupEnv
+	}
+	if c.opts.ReadFile == nil {
+		c.opts.ReadFile = os.ReadFile
+	}
+	if c.opts.MaxResultBytes == 0 {
+		c.opts.MaxResultBytes = interpreter.MaxToolResultBytes
+	}
+	if c.opts.Version == "" {
+		c.opts.Version = "1"
+	}
+	return c, nil
+}
+
+// ErrCredentials is wrapped by a CallError whose credentials could not be
+// read.
+var ErrCredentials = errors.New("credentials cannot be read")
+
+// credentials reads an endpoint's secret: the header to set and its value,
+// or "" for none.
+func (c *Client) credentials(ep Endpoint) (header, value string, err error) {
+	cr := ep.Credentials
+	if cr == nil {
+		return "", "", nil
+	}
+	var secret string
+	switch {
+	case cr.Env != "":
+		v, ok := c.opts.LookupEnv(cr.Env)
+		if !ok || v == "" {
+			return "", "", fmt.Errorf("%w: the environment variable %s of %s is not set where calls are made", ErrCredentials, cr.Env, ep.Server)
+		}
+		secret = v
+	case cr.File != "":
+		b, err := c.opts.ReadFile(cr.File)
+		if err != nil {
+			return "", "", fmt.Errorf("%w: the credentials file of %s: %v", ErrCredentials, ep.Server, err)
+		}
+		secret = strings.TrimRight(string(b), "\r\n")
+		if secret == "" {
+			return "", "", fmt.Errorf("%w: the credentials file %s of %s is empty", ErrCredentials, cr.File, ep.Server)
+		}
+	default:
+		return "", "", fmt.Errorf("%w: %s names neither env nor file", ErrCredentials, ep.Server)
+	}
+	if strings.ContainsAny(secret, "\r\n") {
+		return "", "", fmt.Errorf("%w: the secret of %s spans lines", ErrCredentials, ep.Server)
+	}
+	header = cr.Header
+	if header == "" {
+		header = toolreg.DefaultHeader
+	}
+	if cr.Scheme != "" {
+		secret = cr.Scheme + " " + secret
+	}
+	return header, secret, nil
+}
+
+func (ep Endpoint) timeout() time.Duration {
+	if ep.Timeout > 0 {
+		return ep.Timeout
+	}
+	return DefaultTimeout
+}
