@@ -487,3 +487,16 @@ func TestListenLoopback(t *testing.T) {
 		}
 	}
 }
+
+// serve and gateway name the issuer of the tokens they accept as the
+// authorization server, and none without one.
+func TestServeNamesIssuer(t *testing.T) {
+	cfg := serveConfig{issuer: "https://login.example.com/"}
+	if got := cfg.authServers(); len(got) != 1 || got[0] != "https://login.example.com/" {
+		t.Errorf("authServers = %q, want the issuer", got)
+	}
+	cfg.issuer = ""
+	if got := cfg.authServers(); got != nil {
+		t.Errorf("authServers without --issuer = %q, want none", got)
+	}
+}
