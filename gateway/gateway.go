@@ -53,7 +53,9 @@ type Options struct {
 	Secret []byte
 	// FileURLTTL is how long a file link stays valid. Default 15 minutes.
 	FileURLTTL time.Duration
-	// AuthServers are listed in the protected-resource metadata.
+	// AuthServers are the issuer URLs of the OAuth authorization servers
+	// that the protected-resource metadata names (RFC 9728), where MCP
+	// clients discover how to get a token. Default none.
 	AuthServers []string
 	// Logger receives request failures. Default slog.Default().
 	Logger *slog.Logger

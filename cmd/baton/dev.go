@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/gateway/oauth"
 	"github.com/baton-run/baton/internal/pgtest"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 	"github.com/baton-run/baton/workflows"
@@ -28,22 +31,24 @@ const devUsage = `usage: baton dev [flags]
 
 Runs all of Baton in one process, for development: an embedded Temporal server
 with its Web UI, a private PostgreSQL (or --database-url), the worker and the
-MCP gateway, all on loopback. State lives in --data and survives restarts.
+MCP gateway, all on loopback, and an OAuth authorization server where MCP
+clients sign in (pick an agent, person or operator; no password), so a client
+needs the MCP URL alone. State lives in --data and survives restarts.
 Process folders given with --processes are published at start, each role bound
 to the group of the same name unless --role says otherwise. Prints the MCP URL,
-the Temporal UI URL and dev tokens for an agent, a person and an operator.
-Ctrl-C stops it.
+the sign-in URL, the Temporal UI URL and dev tokens for an agent, a person and
+an operator. Ctrl-C stops it.
 
 Flags (flags win over environment variables, which win over defaults):
 `
 
 type devConfig struct {
-	listen, data, databaseURL, org, webhook string
-	opsListen                               string
-	temporalPort, uiPort                    int
-	lease                                   time.Duration
-	processes                               listFlag
-	roles                                   roleFlag
+	listen, oauthListen, opsListen, data string
+	databaseURL, org, webhook            string
+	temporalPort, uiPort                 int
+	lease                                time.Duration
+	processes                            listFlag
+	roles                                roleFlag
 }
 
 func runDev(args []string, stdout, stderr io.Writer) int {
@@ -52,6 +57,7 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 	fl.SetOutput(stderr)
 	fl.Usage = func() { fmt.Fprint(stderr, devUsage); fl.PrintDefaults() }
 	stringFlag(fl, &cfg.listen, "listen", "127.0.0.1:8080", "gateway address")
+	stringFlag(fl, &cfg.oauthListen, "oauth-listen", "127.0.0.1:8090", "loopback address of the OAuth authorization server where MCP clients sign in; empty for none")
 	stringFlag(fl, &cfg.data, "data", ".baton", "data folder: SQLite file of Temporal, PostgreSQL, keys")
 	stringFlag(fl, &cfg.databaseURL, "database-url", "", "use this PostgreSQL instead of a private one")
 	stringFlag(fl, &cfg.org, "org", "o_default", "organization id")
@@ -144,8 +150,26 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	if err != nil {
 		return err
 	}
-	g, err := gateway.New(st, c, issuer.Verify, &gateway.Options{
-		Org: cfg.org, BaseURL: "http://" + cfg.listen, Lease: cfg.lease, Secret: key, Logger: log,
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
+	}
+	defer ln.Close()
+	baseURL := listenURL(cfg.listen, ln)
+	resource := baseURL + "/mcp"
+	var asLn net.Listener
+	var authServers []string
+	if cfg.oauthListen != "" {
+		if asLn, err = listenLoopback(cfg.oauthListen); err != nil {
+			return err
+		}
+		defer asLn.Close()
+		authServers = []string{listenURL(cfg.oauthListen, asLn)}
+	}
+	// Tokens of 'baton token' and those the authorization server issues
+	// for this gateway's MCP URL pass; those for another resource do not.
+	g, err := gateway.New(st, c, issuer.VerifierFor(resource), &gateway.Options{
+		Org: cfg.org, BaseURL: baseURL, Lease: cfg.lease, Secret: key, Logger: log, AuthServers: authServers,
 	})
 	if err != nil {
 		return err
@@ -175,12 +199,23 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		}
 	}
 
-	return serveHTTP(ctx, cfg.listen, g, func(url string) {
-		var gs []string
-		for g := range groups {
-			gs = append(gs, g)
+	var gs []string
+	for grp := range groups {
+		gs = append(gs, grp)
+	}
+	sort.Strings(gs)
+	servers := []served{{ln, g.Handler()}}
+	if asLn != nil {
+		as, err := oauth.New(issuer, &oauth.Options{
+			Issuer: authServers[0], Resource: resource, StateFile: filepath.Join(data, oauthStateFile),
+			Groups: gs, Logger: log,
+		})
+		if err != nil {
+			return err
 		}
-		sort.Strings(gs)
+		servers = append(servers, served{asLn, as.Handler()})
+	}
+	return serveAll(ctx, servers, func() {
 		agentTok, _ := issuer.Issue(auth.Identity{ID: "a_dev", Kind: auth.KindAgent}, 30*24*time.Hour)
 		personTok, _ := issuer.Issue(auth.Identity{ID: "dev@example.com", Kind: auth.KindPerson, Groups: gs}, 30*24*time.Hour)
 		opTok, _ := issuer.Issue(auth.Identity{ID: "u_ops", Kind: auth.KindOperator, Groups: []string{"operators"}}, 30*24*time.Hour)
@@ -190,8 +225,43 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		fmt.Fprintf(stdout, "  agent a_dev:             %s\n", agentTok)
 		fmt.Fprintf(stdout, "  person dev@example.com:  %s\n", personTok)
 		fmt.Fprintf(stdout, "  operator u_ops:          %s\n", opTok)
-		fmt.Fprintf(stdout, "MCP: %s/mcp\n", url)
+		if len(authServers) > 0 {
+			fmt.Fprintf(stdout, "OAuth sign-in: %s (MCP clients need only the MCP URL)\n", authServers[0])
+		}
+		fmt.Fprintf(stdout, "MCP: %s\n", resource)
 	})
+}
+
+// oauthStateFile, in the data folder, keeps the clients registered with the
+// authorization server and their refresh tokens.
+const oauthStateFile = "oauth-state.json"
+
+// listenLoopback listens on addr, which must be a loopback address: the dev
+// sign-in has no password, so it is never offered to the network.
+func listenLoopback(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	if a, ok := ln.Addr().(*net.TCPAddr); !ok || !a.IP.IsLoopback() {
+		ln.Close()
+		return nil, fmt.Errorf("--oauth-listen %s is not a loopback address: the dev sign-in has no password, so give 127.0.0.1:PORT (or empty for none)", addr)
+	}
+	return ln, nil
+}
+
+// listenURL is the http URL of a listener opened for addr: its host as
+// given (127.0.0.1 when empty or unspecified), its port as bound.
+func listenURL(addr string, ln net.Listener) string {
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	port := "0"
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		port = strconv.Itoa(a.Port)
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // processFolders returns dir itself when it holds a PROCESS.md, else its

@@ -57,7 +57,7 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 		stringFlag(fl, &c.org, "org", "o_default", "organization id")
 		stringFlag(fl, &c.secretFile, "secret-file", "baton-secret.key", "master key for claim tokens and file links (created if missing)")
 		stringFlag(fl, &c.jwksURL, "jwks-url", "", "JWKS of the OAuth issuer whose access tokens are accepted")
-		stringFlag(fl, &c.issuer, "issuer", "", "the tokens' iss")
+		stringFlag(fl, &c.issuer, "issuer", "", "the tokens' iss, named as the authorization server in the MCP metadata")
 		stringFlag(fl, &c.audience, "audience", "", "the tokens' aud (default the MCP URL)")
 		stringFlag(fl, &c.kindClaim, "kind-claim", "baton_kind", "claim naming agent, person or operator")
 		stringFlag(fl, &c.groupsClaim, "groups-claim", "groups", "claim listing the caller's groups")
@@ -112,6 +112,16 @@ func (c *serveConfig) verifier(ctx context.Context) (auth.Verifier, error) {
 	return auth.NewJWKSVerifier(ctx, &auth.JWKSOptions{
 		Issuer: c.issuer, JWKSURL: c.jwksURL, Audience: aud, KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim,
 	})
+}
+
+// authServers are the authorization servers the protected-resource metadata
+// names (RFC 9728), where MCP clients get tokens: the issuer of the tokens
+// accepted, if any.
+func (c *serveConfig) authServers() []string {
+	if c.issuer == "" {
+		return nil
+	}
+	return []string{c.issuer}
 }
 
 func (c *serveConfig) publicURL() string {
@@ -192,7 +202,7 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 	}
 	g, err := gateway.New(st, c, v, &gateway.Options{
 		Org: cfg.org, BaseURL: cfg.publicURL(), TaskQueue: cfg.taskQueue, Lease: cfg.lease,
-		MaxUploadBytes: cfg.maxUpload, Secret: key, Logger: log,
+		MaxUploadBytes: cfg.maxUpload, Secret: key, Logger: log, AuthServers: cfg.authServers(),
 	})
 	if err != nil {
 		return err

@@ -73,23 +73,49 @@ func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, ready func(
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	if ready != nil {
-		ready("http://" + ln.Addr().String())
+	return serveAll(ctx, []served{{ln, g.Handler()}}, func() {
+		if ready != nil {
+			ready("http://" + ln.Addr().String())
+		}
+	})
+}
+
+// served is a handler and the listener it is served on.
+type served struct {
+	ln net.Listener
+	h  http.Handler
+}
+
+// serveAll serves every handler on its listener, calls ready once all are
+// serving, and returns when ctx ends (after shutting them all down) or when
+// one of them fails.
+func serveAll(ctx context.Context, servers []served, ready func()) error {
+	errc := make(chan error, len(servers))
+	srvs := make([]*http.Server, len(servers))
+	for i, s := range servers {
+		srv := &http.Server{Handler: s.h, ReadHeaderTimeout: 10 * time.Second}
+		srvs[i] = srv
+		go func() { errc <- srv.Serve(s.ln) }()
 	}
+	if ready != nil {
+		ready()
+	}
+	var err error
 	select {
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return srv.Shutdown(sctx)
-	case err := <-errc:
+	case err = <-errc:
 		if errors.Is(err, http.ErrServerClosed) {
-			return nil
+			err = nil
 		}
-		return err
 	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, srv := range srvs {
+		if serr := srv.Shutdown(sctx); err == nil {
+			err = serr
+		}
+	}
+	return err
 }
 
 // serveOps serves the operator listener: Go's profiles under /debug/pprof.

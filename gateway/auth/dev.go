@@ -14,10 +14,12 @@ import (
 // the master secret of a dev deployment.
 const DevKeyFile = "dev-token.key"
 
-const (
-	devIssuer   = "baton-dev"
-	devAudience = "baton"
-)
+// DevAudience is the audience of the tokens [DevIssuer.Issue] makes, those
+// `baton token` prints: every gateway that trusts the data folder's key
+// accepts them. Tokens made by [DevIssuer.IssueFor] name one resource instead.
+const DevAudience = "baton"
+
+const devIssuer = "baton-dev"
 
 // DevIssuer issues and verifies the bearer tokens of `baton dev`: HS256 JWTs
 // signed with a local key, so a dev deployment needs no identity provider.
@@ -63,11 +65,23 @@ type devClaims struct {
 // devHeader is the fixed header of every dev token: {"alg":"HS256","typ":"JWT"}.
 var devHeader = b64.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
 
-// Issue returns a token for id valid for ttl. A person's email is lowercased.
+// Issue returns a token for id valid for ttl, with audience [DevAudience].
+// A person's email is lowercased.
 func (d *DevIssuer) Issue(id Identity, ttl time.Duration) (string, error) {
+	return d.IssueFor(id, DevAudience, ttl)
+}
+
+// IssueFor returns a token for id valid for ttl whose audience is audience
+// alone, such as a gateway's MCP URL (RFC 8707): only a verifier from
+// [DevIssuer.VerifierFor] of that resource accepts it. A person's email is
+// lowercased.
+func (d *DevIssuer) IssueFor(id Identity, audience string, ttl time.Duration) (string, error) {
 	id, err := id.Normalize()
 	if err != nil {
 		return "", err
+	}
+	if audience == "" {
+		return "", fmt.Errorf("dev token audience is empty: give the resource the token is for, or use Issue")
 	}
 	if ttl < time.Second {
 		return "", fmt.Errorf("dev token lifetime is %v: give at least one second", ttl)
@@ -80,7 +94,7 @@ func (d *DevIssuer) Issue(id Identity, ttl time.Duration) (string, error) {
 		Iat:    now.Unix(),
 		Exp:    now.Add(ttl).Unix(),
 		Iss:    devIssuer,
-		Aud:    devAudience,
+		Aud:    audience,
 	})
 	if err != nil {
 		return "", fmt.Errorf("encode dev token: %w", err)
@@ -97,8 +111,24 @@ func (d *DevIssuer) sign(input string) []byte {
 
 // Verify checks a token made by [DevIssuer.Issue] with this issuer's key:
 // its signature, expiry (with a small allowance for clock skew), issuer,
-// audience and identity. d.Verify is a [Verifier].
+// audience ([DevAudience]) and identity. d.Verify is a [Verifier].
 func (d *DevIssuer) Verify(_ context.Context, token string) (*Identity, time.Time, error) {
+	return d.verify(token, "")
+}
+
+// VerifierFor returns the [Verifier] of the gateway whose resource (its MCP
+// URL) is resource: it accepts what [DevIssuer.Verify] accepts, and tokens
+// that [DevIssuer.IssueFor] made for resource. A token made for any other
+// resource is refused.
+func (d *DevIssuer) VerifierFor(resource string) Verifier {
+	return func(_ context.Context, token string) (*Identity, time.Time, error) {
+		return d.verify(token, resource)
+	}
+}
+
+// verify checks a token whose audience is DevAudience or, when resource is
+// not empty, resource.
+func (d *DevIssuer) verify(token, resource string) (*Identity, time.Time, error) {
 	j, err := parseJWS(token)
 	if err != nil {
 		return nil, time.Time{}, err
@@ -120,8 +150,13 @@ func (d *DevIssuer) Verify(_ context.Context, token string) (*Identity, time.Tim
 	if err := c.checkIssuer(devIssuer); err != nil {
 		return nil, time.Time{}, err
 	}
-	if err := c.checkAudience(devAudience); err != nil {
-		return nil, time.Time{}, err
+	if err := c.checkAudience(DevAudience); err != nil {
+		if resource == "" {
+			return nil, time.Time{}, err
+		}
+		if err := c.checkAudience(resource); err != nil {
+			return nil, time.Time{}, err
+		}
 	}
 	id, err := identityFromClaims(c, "sub", "sub", "kind", "groups", "")
 	if err != nil {

@@ -234,3 +234,40 @@ func writeFile(t *testing.T, path string, data []byte, mode os.FileMode) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// A token made for one resource passes only that resource's verifier; the
+// verifier of a resource still accepts the data folder's plain dev tokens.
+func TestDevIssuerResourceAudience(t *testing.T) {
+	t.Parallel()
+	d := newTestDevIssuer(t)
+	const mine, other = "http://127.0.0.1:8080/mcp", "http://127.0.0.1:9090/mcp"
+	agent := Identity{ID: "a_screener", Kind: KindAgent}
+	forMine, err := d.IssueFor(agent, mine, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forOther, err := d.IssueFor(agent, other, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := d.Issue(agent, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := d.VerifierFor(mine)
+	ctx := context.Background()
+	for name, tok := range map[string]string{"for this resource": forMine, "plain dev token": plain} {
+		if id, _, err := v(ctx, tok); err != nil || !reflect.DeepEqual(*id, agent) {
+			t.Errorf("%s: %+v, %v; want it accepted", name, id, err)
+		}
+	}
+	if _, _, err := v(ctx, forOther); !errors.Is(err, ErrInvalidToken) || !strings.Contains(err.Error(), mine) {
+		t.Errorf("token for another resource: %v; want ErrInvalidToken naming %s", err, mine)
+	}
+	if _, _, err := d.Verify(ctx, forMine); !errors.Is(err, ErrInvalidToken) {
+		t.Errorf("Verify accepted a token made for one resource: %v", err)
+	}
+	if _, err := d.IssueFor(agent, "", time.Hour); err == nil {
+		t.Error("IssueFor with no audience succeeded")
+	}
+}
