@@ -6,6 +6,7 @@ package activities
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -68,9 +69,27 @@ func (a *Activities) Register(r interface {
 	r.RegisterActivityWithOptions(a.CancelRequest, activity.RegisterOptions{Name: workflows.ActivityCancelRequest})
 }
 
-// PublishRun writes a run's read-model rows. A write older than the stored
-// one changes nothing.
-func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.Listing) error {
+// PublishRun writes what a run publishes after a change, in one round
+// trip: its read-model rows (l, nil when they did not change; a write
+// older than the stored one changes nothing) and the answer of the write
+// that changed it (a, nil for a change made by time or a signal).
+func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.Listing, ans *workflows.Answered) error {
+	var answer *store.Request
+	if ans != nil {
+		digest, err := hex.DecodeString(ans.Digest)
+		if err != nil || len(digest) == 0 {
+			// A digest that is not hex came from a caller other than the
+			// gateway (a test, an SRE); there is no request to record.
+			digest = []byte(ans.Digest)
+		}
+		answer = &store.Request{Org: org, RequestID: ans.RequestID, Tool: ans.Tool, Digest: digest, Result: ans.Result}
+	}
+	if l == nil {
+		if answer == nil {
+			return nil
+		}
+		return a.store.RecordAnswer(ctx, nil, *answer)
+	}
 	inputs, err := json.Marshal(l.Inputs)
 	if err != nil {
 		return err
@@ -91,7 +110,7 @@ func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.
 			AssignedGroup: w.Group, AssignedPerson: strings.ToLower(w.Person), Handoff: w.Handoff, Item: w.Item,
 		}
 	}
-	_, err = a.store.UpsertRun(ctx, nil, row, work)
+	_, err = a.store.PublishRun(ctx, nil, &row, work, answer)
 	return err
 }
 

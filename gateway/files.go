@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,12 +15,11 @@ import (
 	"github.com/baton-run/baton/interpreter"
 )
 
-func (g *Gateway) upload(ctx context.Context, c *call) (any, error) {
-	// Operators are people too: one completing an escalated step in the
-	// agent's place attaches its file evidence (spec §3.4).
-	if c.id.Kind != "agent" && c.id.Kind != "person" && c.id.Kind != "operator" {
-		return nil, forbidden("Files are uploaded by agents, people and operators.")
-	}
+// upload stores a file. Its id derives from the requestId, so a retried or
+// racing upload with the same requestId stores the bytes once. Operators
+// upload too: one completing an escalated step in the agent's place
+// attaches its file evidence (spec §3.4).
+func (g *Gateway) upload(ctx context.Context, c *call) (json.RawMessage, error) {
 	b64 := c.str("contentBase64")
 	if base64.StdEncoding.DecodedLen(len(b64)) > g.opts.MaxUploadBytes+3 {
 		return nil, invalid(fmt.Sprintf("The file is over the %d-byte limit.", g.opts.MaxUploadBytes), fmt.Sprintf("contentBase64: over %d bytes", g.opts.MaxUploadBytes))
@@ -31,23 +31,20 @@ func (g *Gateway) upload(ctx context.Context, c *call) (any, error) {
 	if len(data) > g.opts.MaxUploadBytes {
 		return nil, invalid(fmt.Sprintf("The file is over the %d-byte limit.", g.opts.MaxUploadBytes), fmt.Sprintf("contentBase64: over %d bytes", g.opts.MaxUploadBytes))
 	}
-	return g.write(ctx, c, func(ctx context.Context, reqID string, d []byte) (any, error) {
-		// The file's id derives from the requestId, so a retried or racing
-		// upload with the same requestId stores the bytes once.
-		f, err := g.store.PutFile(ctx, nil, store.File{
-			Org: g.opts.Org, ID: g.derivedID("f_", reqID), Name: c.str("fileName"), ContentType: c.str("contentType"),
-			Bytes: data, CreatedBy: c.id.ID,
-		})
-		if errors.Is(err, store.ErrExists) {
-			if f, err = g.store.StatFile(ctx, g.opts.Org, g.derivedID("f_", reqID)); err == nil && f.SHA256 != hex.EncodeToString(sha256Sum(data)) {
-				return nil, conflict("This requestId was already used to upload other bytes; use a new one.", interpreter.IssueRequestIDReused)
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"id": f.ID, "sha256": f.SHA256, "bytes": f.Size}, nil
+	id := g.derivedID("f_", c.reqID)
+	f, err := g.store.PutFile(ctx, nil, store.File{
+		Org: c.org, ID: id, Name: c.str("fileName"), ContentType: c.str("contentType"),
+		Bytes: data, CreatedBy: c.id.ID,
 	})
+	if errors.Is(err, store.ErrExists) {
+		if f, err = g.store.StatFile(ctx, c.org, id); err == nil && f.SHA256 != hex.EncodeToString(sha256Sum(data)) {
+			return nil, conflict("This requestId was already used to upload other bytes; use a new one.", interpreter.IssueRequestIDReused)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return marshal(map[string]any{"id": f.ID, "sha256": f.SHA256, "bytes": f.Size})
 }
 
 func sha256Sum(b []byte) []byte {

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.temporal.io/sdk/client"
 
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/store"
@@ -35,15 +34,14 @@ type Options struct {
 	// BaseURL is the gateway's public URL, used for file links and the
 	// protected-resource metadata. Default "http://127.0.0.1:8080".
 	BaseURL string
-	// TaskQueue is where runs' workflows are started. Default "baton".
-	TaskQueue string
 	// Lease is the claim lease length. Default 10 minutes.
 	Lease time.Duration
 	// MaxUploadBytes caps an upload's decoded size. Default 10 MiB.
 	MaxUploadBytes int
 	// RunDataBytes caps a run's data. Default 262144.
 	RunDataBytes int
-	// Operators is the group that receives escalations. Default "operators".
+	// Operators is the group that receives escalations. Default
+	// interpreter.DefaultOperators.
 	Operators string
 	// Profiles are the profiles offered. Default parallel-1. check-1 is
 	// offered only with an evaluator, which this server does not have yet.
@@ -69,9 +67,6 @@ func (o *Options) defaults() error {
 		o.BaseURL = "http://127.0.0.1:8080"
 	}
 	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
-	if o.TaskQueue == "" {
-		o.TaskQueue = workflows.DefaultTaskQueue
-	}
 	if o.Lease == 0 {
 		o.Lease = 10 * time.Minute
 	}
@@ -85,7 +80,7 @@ func (o *Options) defaults() error {
 		o.RunDataBytes = interpreter.DefaultRunDataBytes
 	}
 	if o.Operators == "" {
-		o.Operators = "operators"
+		o.Operators = interpreter.DefaultOperators
 	}
 	if o.Profiles == nil {
 		o.Profiles = []string{interpreter.ProfileParallel}
@@ -113,26 +108,28 @@ func (o *Options) defaults() error {
 // Gateway serves the MCP tools.
 type Gateway struct {
 	store    *store.Store
-	temporal client.Client
+	runs     *workflows.Client
 	verify   auth.Verifier
 	opts     Options
 	schemas  map[string]toolSchema
 	tokens   *auth.ClaimTokens
 	files    *auth.FileURLs
 	server   *mcp.Server
+	toolList []*tool
+	tools    map[string]*tool
 
 	mu        sync.Mutex
 	processes map[string]*interpreter.Process // "name@version" → parsed
 
 }
 
-// New returns a gateway over its store, a Temporal client and a token
+// New returns a gateway over its store, the runs' client and a token
 // verifier. Nil options mean defaults.
-func New(s *store.Store, c client.Client, verify auth.Verifier, opts *Options) (*Gateway, error) {
-	if s == nil || c == nil || verify == nil {
-		return nil, fmt.Errorf("gateway: store, Temporal client and verifier are required")
+func New(s *store.Store, runs *workflows.Client, verify auth.Verifier, opts *Options) (*Gateway, error) {
+	if s == nil || runs == nil || verify == nil {
+		return nil, fmt.Errorf("gateway: store, runs client and verifier are required")
 	}
-	g := &Gateway{store: s, temporal: c, verify: verify, processes: map[string]*interpreter.Process{}}
+	g := &Gateway{store: s, runs: runs, verify: verify, processes: map[string]*interpreter.Process{}}
 	if opts != nil {
 		g.opts = *opts
 	}
@@ -153,13 +150,27 @@ func New(s *store.Store, c client.Client, verify auth.Verifier, opts *Options) (
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "baton", Version: Version}, &mcp.ServerOptions{
 		Instructions: "Baton runs agentprocess processes. Call describe first, then get_work to find steps to claim.",
 	})
+	g.toolList = toolTable()
+	g.tools = map[string]*tool{}
+	for _, t := range g.toolList {
+		g.tools[t.name] = t
+	}
 	g.addTools()
 	return g, nil
 }
 
 // Offer is what this gateway offers, for publication checks.
 func (g *Gateway) Offer() interpreter.Offer {
-	return interpreter.Offer{Profiles: g.opts.Profiles, Tools: toolNames}
+	return interpreter.Offer{Profiles: g.opts.Profiles, Tools: g.toolNames()}
+}
+
+// toolNames lists the tools in the order describe reports them.
+func (g *Gateway) toolNames() []string {
+	names := make([]string, len(g.toolList))
+	for i, t := range g.toolList {
+		names[i] = t.name
+	}
+	return names
 }
 
 // Org is the organization the gateway serves.

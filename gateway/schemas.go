@@ -2,9 +2,16 @@ package gateway
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	santhosh "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // The tools' argument schemas, as tools.md defines them. They are published
@@ -40,24 +47,95 @@ var argumentSchemas = map[string]string{
 		`,"cursor":{"type":"string"}},"additionalProperties":false}`,
 }
 
-// toolSchema is a tool's argument schema, parsed and resolved.
+// toolSchema is a tool's argument schema: as published in tools/list, and
+// compiled for checking calls.
 type toolSchema struct {
-	schema   *jsonschema.Schema
-	resolved *jsonschema.Resolved
+	schema  *jsonschema.Schema
+	checker *santhosh.Schema
 }
 
 func loadSchemas() (map[string]toolSchema, error) {
 	out := map[string]toolSchema{}
+	c := santhosh.NewCompiler()
+	c.DefaultDraft(santhosh.Draft2020)
+	c.UseLoader(santhosh.SchemeURLLoader{}) // nothing but what is added here
 	for name, text := range argumentSchemas {
 		var s jsonschema.Schema
 		if err := json.Unmarshal([]byte(text), &s); err != nil {
 			return nil, fmt.Errorf("argument schema of %s: %w", name, err)
 		}
-		r, err := s.Resolve(nil)
+		doc, err := santhosh.UnmarshalJSON(strings.NewReader(text))
 		if err != nil {
 			return nil, fmt.Errorf("argument schema of %s: %w", name, err)
 		}
-		out[name] = toolSchema{schema: &s, resolved: r}
+		url := "baton:tools/" + name + ".arguments.json"
+		if err := c.AddResource(url, doc); err != nil {
+			return nil, fmt.Errorf("argument schema of %s: %w", name, err)
+		}
+		checker, err := c.Compile(url)
+		if err != nil {
+			return nil, fmt.Errorf("argument schema of %s: %w", name, err)
+		}
+		out[name] = toolSchema{schema: &s, checker: checker}
 	}
 	return out, nil
+}
+
+var printer = message.NewPrinter(language.English)
+
+// issues checks arguments (decoded with exact numbers) against the schema
+// and returns every issue as `<path>: <problem>`: "x: required", "x: not an
+// argument of this tool", "limit: maximum: got 500, want 100".
+func (t toolSchema) issues(args any) []string {
+	err := t.checker.Validate(args)
+	if err == nil {
+		return nil
+	}
+	var ve *santhosh.ValidationError
+	if !errors.As(err, &ve) {
+		return []string{"arguments: " + err.Error()}
+	}
+	// Missing arguments first, in the schema's order, then unknown ones,
+	// then the rest: the same call always lists the same issues the same
+	// way.
+	var missing, unknown, other []string
+	var walk func(e *santhosh.ValidationError)
+	walk = func(e *santhosh.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		at := strings.Join(e.InstanceLocation, ".")
+		prefix := func(name string) string {
+			if at == "" {
+				return name
+			}
+			return at + "." + name
+		}
+		switch k := e.ErrorKind.(type) {
+		case *kind.Required:
+			for _, m := range k.Missing {
+				missing = append(missing, prefix(m)+": required")
+			}
+		case *kind.AdditionalProperties:
+			for _, p := range k.Properties {
+				if at == "" {
+					unknown = append(unknown, p+": not an argument of this tool")
+				} else {
+					unknown = append(unknown, prefix(p)+": not allowed")
+				}
+			}
+		default:
+			if at == "" {
+				at = "arguments"
+			}
+			other = append(other, at+": "+k.LocalizedString(printer))
+		}
+	}
+	walk(ve)
+	slices.Sort(unknown)
+	slices.Sort(other)
+	return slices.Compact(append(append(missing, unknown...), other...))
 }

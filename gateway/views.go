@@ -1,19 +1,40 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
 	"github.com/baton-run/baton/interpreter"
 )
 
-// timeNow is the gateway's clock, for checks made before a run exists.
+// timeNow is the gateway's clock.
 var timeNow = time.Now
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
-// viewWithURLs adds a short-lived url to every file evidence item of a run
-// view from the workflow (spec §5).
+// marshal encodes JSON as the tools answer it: compact, and without
+// escaping <, > and & (SPEC-DECISIONS §9's sizes count them as written).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// The renderers turn a stored answer into a tool's data, adding what must
+// be fresh on every answer and so is never stored: file links (spec §5)
+// and claim tokens.
+
+// renderView adds a short-lived url to every file evidence item of a run
+// view.
+func (g *Gateway) renderView(_ *call, stored json.RawMessage) (any, error) {
+	return g.viewWithURLs(stored)
+}
+
 func (g *Gateway) viewWithURLs(raw json.RawMessage) (any, error) {
 	var v interpreter.View
 	if err := decodeExact(raw, &v); err != nil {
@@ -21,6 +42,45 @@ func (g *Gateway) viewWithURLs(raw json.RawMessage) (any, error) {
 	}
 	g.fillURLs(v.Data)
 	return &v, nil
+}
+
+// renderClaim signs the claim's token and adds file links. Answers
+// recorded before tokens were signed on the way out hold their token.
+func (g *Gateway) renderClaim(c *call, stored json.RawMessage) (any, error) {
+	var res struct {
+		interpreter.ClaimResult
+		Token string `json:"token"`
+	}
+	if err := decodeExact(stored, &res); err != nil {
+		return nil, err
+	}
+	g.fillURLs(res.Data)
+	tok := res.Token
+	if tok == "" {
+		tok = g.tokens.Sign(c.org, res.RunID, res.StepID, res.LeaseID)
+	}
+	return res.Wire(tok), nil
+}
+
+// renderRenew signs the renewed lease's token.
+func (g *Gateway) renderRenew(c *call, stored json.RawMessage) (any, error) {
+	var res struct {
+		interpreter.RenewResult
+		Token string `json:"token"`
+	}
+	if err := decodeExact(stored, &res); err != nil {
+		return nil, err
+	}
+	tok := res.Token
+	if tok == "" {
+		tok = g.tokens.Sign(c.org, res.RunID, res.StepID, res.LeaseID)
+	}
+	return res.Wire(tok), nil
+}
+
+// renderAsIs answers what was stored.
+func renderAsIs(_ *Gateway, _ *call, stored json.RawMessage) (any, error) {
+	return stored, nil
 }
 
 func (g *Gateway) fillURLs(d *interpreter.Data) {
@@ -44,4 +104,10 @@ func (g *Gateway) fillURLs(d *interpreter.Data) {
 			fill(h)
 		}
 	}
+}
+
+func decodeExact(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return d.Decode(v)
 }

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/store"
 	"github.com/baton-run/baton/interpreter"
-	"github.com/baton-run/baton/workflows"
 )
 
 func (g *Gateway) getWork(ctx context.Context, c *call) (any, error) {
@@ -21,13 +19,13 @@ func (g *Gateway) getWork(ctx context.Context, c *call) (any, error) {
 		err  error
 	)
 	if c.id.Kind == auth.KindAgent {
-		rows, next, err = g.store.ListAgentWork(ctx, g.opts.Org, f, limitOf(c), c.str("cursor"))
+		rows, next, err = g.store.ListAgentWork(ctx, c.org, f, limitOf(c), c.str("cursor"))
 	} else {
 		groups := c.id.Groups
 		if c.id.Kind == auth.KindOperator {
 			groups = append(append([]string(nil), groups...), g.opts.Operators)
 		}
-		rows, next, err = g.store.ListPersonWork(ctx, g.opts.Org, strings.ToLower(c.id.ID), groups, f, limitOf(c), c.str("cursor"))
+		rows, next, err = g.store.ListPersonWork(ctx, c.org, strings.ToLower(c.id.ID), groups, f, limitOf(c), c.str("cursor"))
 	}
 	if errors.Is(err, store.ErrBadCursor) {
 		return nil, invalid("The cursor is not one this listing gave out.", "cursor: not valid")
@@ -67,142 +65,83 @@ func (g *Gateway) getWork(ctx context.Context, c *call) (any, error) {
 // token verifies a claim token; one that does not verify is invalid.
 func (g *Gateway) token(c *call) (runID, stepID, leaseID string, err error) {
 	org, runID, stepID, leaseID, err := g.tokens.Verify(c.str("token"))
-	if err != nil || org != g.opts.Org {
+	if err != nil || org != c.org {
 		return "", "", "", invalid("The token does not verify. Use the token claim or renew returned.", "token: does not verify")
 	}
 	return runID, stepID, leaseID, nil
 }
 
-func (g *Gateway) claim(ctx context.Context, c *call) (any, error) {
-	return g.write(ctx, c, func(ctx context.Context, reqID string, d []byte) (any, error) {
-		runID, stepID := c.str("runId"), c.str("stepId")
-		v, err := g.update(ctx, runID, workflows.UpdateClaim, reqID, d, workflows.ClaimRequest{
-			Digest: hex.EncodeToString(d), Org: g.opts.Org,
-			Claim: interpreter.Claim{StepID: stepID, Actor: c.actor(), LeaseID: reqID, Lease: g.opts.Lease},
-		})
-		if err != nil {
-			return nil, err
-		}
-		var res interpreter.ClaimResult
-		if err := decodeExact(v, &res); err != nil {
-			return nil, err
-		}
-		g.fillURLs(res.Data)
-		return res.Wire(g.tokens.Sign(g.opts.Org, runID, stepID, res.LeaseID)), nil
-	})
+func (g *Gateway) claim(ctx context.Context, c *call) (string, interpreter.Command, error) {
+	return c.str("runId"), interpreter.Claim{StepID: c.str("stepId"), Actor: c.actor(), LeaseID: c.reqID, Lease: g.opts.Lease}, nil
 }
 
-func (g *Gateway) renew(ctx context.Context, c *call) (any, error) {
+func (g *Gateway) renew(ctx context.Context, c *call) (string, interpreter.Command, error) {
 	runID, stepID, leaseID, err := g.token(c)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	return g.write(ctx, c, func(ctx context.Context, reqID string, d []byte) (any, error) {
-		v, err := g.update(ctx, runID, workflows.UpdateRenew, reqID, d, workflows.RenewRequest{
-			Digest: hex.EncodeToString(d), Org: g.opts.Org,
-			Renew: interpreter.Renew{StepID: stepID, LeaseID: leaseID, NewLeaseID: reqID, Actor: c.actor(), Lease: g.opts.Lease, Progress: c.str("progress")},
-		})
-		if err != nil {
-			return nil, err
-		}
-		var res interpreter.RenewResult
-		if err := decodeExact(v, &res); err != nil {
-			return nil, err
-		}
-		return res.Wire(g.tokens.Sign(g.opts.Org, runID, stepID, res.LeaseID)), nil
-	})
+	return runID, interpreter.Renew{StepID: stepID, LeaseID: leaseID, NewLeaseID: c.reqID, Actor: c.actor(), Lease: g.opts.Lease, Progress: c.str("progress")}, nil
 }
 
-// submission reads a submission's arguments and verifies its file
-// evidence against the stored bytes (spec §5).
-func (g *Gateway) submission(ctx context.Context, c *call) (interpreter.Submission, error) {
-	sub := interpreter.Submission{
+// submission reads a submission's arguments; verifyFiles checks its file
+// evidence (spec §5).
+func (c *call) submission() interpreter.Submission {
+	return interpreter.Submission{
 		Output: c.object("output"), Evidence: c.evidence(), Summary: c.optStr("summary"),
-		Next: c.optStr("next"), Reason: c.optStr("reason"), Files: map[string]interpreter.FileCheck{},
+		Next: c.optStr("next"), Reason: c.optStr("reason"),
 	}
-	if _, ok := c.args["evidence"]; !ok {
-		sub.Evidence = nil
-	}
+}
+
+// verifyFiles checks a submission's file evidence: each upload exists in this
+// organization and its bytes still match the hash recorded at upload.
+func (g *Gateway) verifyFiles(ctx context.Context, sub *interpreter.Submission) error {
+	sub.Files = map[string]interpreter.FileCheck{}
 	for _, e := range sub.Evidence {
 		if e.Kind != "file" {
 			continue
 		}
 		check, err := g.checkFile(ctx, e.Ref)
 		if err != nil {
-			return sub, err
+			return err
 		}
 		sub.Files[e.Ref] = check
 	}
-	return sub, nil
+	return nil
 }
 
-func (g *Gateway) submit(ctx context.Context, c *call) (any, error) {
+func (g *Gateway) submit(ctx context.Context, c *call) (string, interpreter.Command, error) {
 	runID, stepID, leaseID, err := g.token(c)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	return g.write(ctx, c, func(ctx context.Context, reqID string, d []byte) (any, error) {
-		sub, err := g.submission(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		v, err := g.update(ctx, runID, workflows.UpdateSubmit, reqID, d, workflows.SubmitRequest{
-			Digest: hex.EncodeToString(d), Org: g.opts.Org,
-			Submit: interpreter.Submit{StepID: stepID, LeaseID: leaseID, Actor: c.actor(), Submission: sub},
-		})
-		var e *interpreter.Error
-		if errors.As(err, &e) && e.Code == interpreter.CodeNotAccepted {
-			// The refusal recorded nothing; hand its issues to whoever
-			// attempts the step next (spec §3.3).
-			note := interpreter.NoteRefusal{StepID: stepID, LeaseID: leaseID, Issues: e.Issues}
-			if serr := g.temporal.SignalWorkflow(ctx, runID, "", workflows.SignalRefusal, note); serr != nil {
-				g.opts.Logger.Warn("noting a refused submission failed", "run", runID, "error", serr)
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-		return g.viewWithURLs(v)
-	})
+	sub := c.submission()
+	if err := g.verifyFiles(ctx, &sub); err != nil {
+		return "", nil, err
+	}
+	return runID, interpreter.Submit{StepID: stepID, LeaseID: leaseID, Actor: c.actor(), Submission: sub}, nil
 }
 
-func (g *Gateway) escalate(ctx context.Context, c *call) (any, error) {
+func (g *Gateway) escalate(ctx context.Context, c *call) (string, interpreter.Command, error) {
 	runID, stepID, leaseID, err := g.token(c)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	return g.write(ctx, c, func(ctx context.Context, reqID string, d []byte) (any, error) {
-		v, err := g.update(ctx, runID, workflows.UpdateEscalate, reqID, d, workflows.EscalateRequest{
-			Digest:   hex.EncodeToString(d),
-			Escalate: interpreter.Escalate{StepID: stepID, LeaseID: leaseID, Actor: c.actor(), Note: c.str("note")},
-		})
-		if err != nil {
-			return nil, err
-		}
-		return g.viewWithURLs(v)
-	})
+	return runID, interpreter.Escalate{StepID: stepID, LeaseID: leaseID, Actor: c.actor(), Note: c.str("note")}, nil
 }
 
-func (g *Gateway) decide(ctx context.Context, c *call) (any, error) {
-	return g.write(ctx, c, func(ctx context.Context, reqID string, d []byte) (any, error) {
-		runID := c.str("runId")
-		sub, err := g.submission(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		dec := interpreter.Decide{
-			WorkItemID: c.str("workItemId"), Snapshot: c.str("snapshot"), Decision: c.str("decision"),
-			Actor: c.actor(), Note: c.optStr("note"), Submission: sub,
-		}
-		// Argument combinations are invalid before anything else
-		// (SPEC-DECISIONS §1); the workflow checks the rest in order.
-		if err := interpreter.CheckDecideArguments(dec); err != nil {
-			return nil, err
-		}
-		v, err := g.update(ctx, runID, workflows.UpdateDecide, reqID, d, workflows.DecideRequest{Digest: hex.EncodeToString(d), Org: g.opts.Org, Decide: dec})
-		if err != nil {
-			return nil, err
-		}
-		return g.viewWithURLs(v)
-	})
+func (g *Gateway) decide(ctx context.Context, c *call) (string, interpreter.Command, error) {
+	dec := interpreter.Decide{
+		WorkItemID: c.str("workItemId"), Snapshot: c.str("snapshot"), Decision: c.str("decision"),
+		Actor: c.actor(), Note: c.optStr("note"), Submission: c.submission(),
+	}
+	// Argument combinations are invalid before anything else, even on a
+	// run that has ended (SPEC-DECISIONS §1); the run checks the rest in
+	// order.
+	if err := interpreter.CheckDecideArguments(dec); err != nil {
+		return "", nil, err
+	}
+	if err := g.verifyFiles(ctx, &dec.Submission); err != nil {
+		return "", nil, err
+	}
+	return c.str("runId"), dec, nil
 }

@@ -6,6 +6,10 @@ import (
 	"time"
 )
 
+// DefaultOperators is the group that receives escalations unless a
+// deployment names another.
+const DefaultOperators = "operators"
+
 // Start begins a run of a pinned process version.
 type Start struct {
 	RunID   string
@@ -14,7 +18,8 @@ type Start struct {
 	// Roles binds each role name of the process to a group. A role without
 	// a binding is assigned to the group of the same name.
 	Roles map[string]string
-	// Operators is the group that receives escalations. Default "operators".
+	// Operators is the group that receives escalations. Default
+	// DefaultOperators.
 	Operators string
 	Inputs    Values
 	// Mode is "live" (default) or "test".
@@ -68,7 +73,7 @@ func StartRun(c Start, now time.Time) (*Machine, error) {
 		Data:      Data{Inputs: inputs, Steps: map[string]*StepData{}},
 	}
 	if r.Operators == "" {
-		r.Operators = "operators"
+		r.Operators = DefaultOperators
 	}
 	for _, s := range c.Process.Steps {
 		r.Steps = append(r.Steps, &StepRun{ID: s.ID})

@@ -11,32 +11,16 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// BatonSearchAttributes are the custom search attributes every Baton run sets
-// on its workflow, so that SREs can find runs in the Temporal UI. Start
-// registers them on every server, together with Options.SearchAttributes.
-// Callers must not modify the map.
-var BatonSearchAttributes = map[string]enums.IndexedValueType{
-	"BatonProcess": enums.INDEXED_VALUE_TYPE_KEYWORD,
-	"BatonVersion": enums.INDEXED_VALUE_TYPE_INT,
-	"BatonState":   enums.INDEXED_VALUE_TYPE_KEYWORD,
-	"BatonOutcome": enums.INDEXED_VALUE_TYPE_KEYWORD,
-	"BatonMode":    enums.INDEXED_VALUE_TYPE_KEYWORD,
-}
-
-// searchAttributes merges Baton's search attributes with extra ones. A name in
-// both must have the same type.
-func searchAttributes(extra map[string]enums.IndexedValueType) (map[string]enums.IndexedValueType, error) {
-	all := maps.Clone(BatonSearchAttributes)
-	for _, name := range slices.Sorted(maps.Keys(extra)) {
-		typ := extra[name]
+// searchAttributes checks the search attributes to register.
+func searchAttributes(want map[string]enums.IndexedValueType) (map[string]enums.IndexedValueType, error) {
+	all := make(map[string]enums.IndexedValueType, len(want))
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		typ := want[name]
 		if name == "" {
 			return nil, fmt.Errorf("temporaldev: Options.SearchAttributes: empty name")
 		}
 		if _, ok := enums.IndexedValueType_name[int32(typ)]; !ok || typ == enums.INDEXED_VALUE_TYPE_UNSPECIFIED {
 			return nil, fmt.Errorf("temporaldev: Options.SearchAttributes[%q]: type %d is not a search attribute type (Keyword, Text, Int, Double, Bool, Datetime, KeywordList)", name, typ)
-		}
-		if have, ok := all[name]; ok && have != typ {
-			return nil, fmt.Errorf("temporaldev: Options.SearchAttributes[%q] is %s, but Baton registers it as %s", name, typ, have)
 		}
 		all[name] = typ
 	}

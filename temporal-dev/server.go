@@ -76,9 +76,10 @@ type Options struct {
 	// Namespace is created if missing. Default "default".
 	Namespace string
 
-	// SearchAttributes are registered in the namespace on every start, with
-	// BatonSearchAttributes. Default none beyond Baton's. SQLite allows per
-	// namespace at most 10 Keyword, 3 KeywordList and 3 of each other type.
+	// SearchAttributes are registered in the namespace on every start
+	// (Baton's are workflows.SearchAttributes). Default none. SQLite allows
+	// per namespace at most 10 Keyword, 3 KeywordList and 3 of each other
+	// type.
 	SearchAttributes map[string]enums.IndexedValueType
 
 	// Retention is how long closed workflows stay in the namespace; an

@@ -114,9 +114,6 @@ func TestWorkflowEndToEnd(t *testing.T) {
 func TestSearchAttributesRegistered(t *testing.T) {
 	t.Parallel()
 	want := map[string]enums.IndexedValueType{extraAttribute: enums.INDEXED_VALUE_TYPE_BOOL}
-	for name, typ := range temporaldev.BatonSearchAttributes {
-		want[name] = typ
-	}
 	checkSearchAttributes(t, newClient(t, srv), srv.Namespace(), want)
 }
 
@@ -247,9 +244,6 @@ func TestFileDatabaseSurvivesRestart(t *testing.T) {
 		Retention:        48 * time.Hour,
 	}
 	want := map[string]enums.IndexedValueType{"AfterRestart": enums.INDEXED_VALUE_TYPE_KEYWORD}
-	for name, typ := range temporaldev.BatonSearchAttributes {
-		want[name] = typ
-	}
 	for round := range 2 {
 		begin := time.Now()
 		s, err := temporaldev.Start(ctx, opts)
@@ -309,8 +303,6 @@ func TestStartRefuses(t *testing.T) {
 		{"retention too short", temporaldev.Options{Retention: time.Minute}, "Options.Retention"},
 		{"bad IP", temporaldev.Options{IP: "localhost"}, "Options.IP"},
 		{"bad UI port", temporaldev.Options{UIPort: 70000}, "Options.UIPort"},
-		{"attribute type clash", temporaldev.Options{SearchAttributes: map[string]enums.IndexedValueType{
-			"BatonState": enums.INDEXED_VALUE_TYPE_TEXT}}, "BatonState"},
 		{"too many attributes", temporaldev.Options{SearchAttributes: tooManyInts()}, "more than"},
 	}
 	for _, tt := range tests {

@@ -101,7 +101,7 @@ steps:
 		lat.time("workflow-update", func() {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 				WorkflowID: v.Run.ID, UpdateID: rid(), UpdateName: workflows.UpdateSendEvent, WaitForStage: client.WorkflowUpdateStageCompleted,
-				Args: []any{workflows.SendEventRequest{SendEvent: interpreter.SendEvent{Name: "nothing", Actor: interpreter.Actor{ID: "a", Kind: interpreter.ActorAgent}}}},
+				Args: []any{workflows.Write{Command: interpreter.SendEvent{Name: "nothing", Actor: interpreter.Actor{ID: "a", Kind: interpreter.ActorAgent}}}},
 			})
 			if err == nil {
 				err = h.Get(ctx, nil)

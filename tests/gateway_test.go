@@ -1,10 +1,12 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -164,7 +166,7 @@ func TestRetryAfterLostAnswer(t *testing.T) {
 	digest := hex.EncodeToString(h.Sum(nil))
 	handle, err := b.temporal.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{
 		UpdateID: reqID, WorkflowID: v.Run.ID, UpdateName: workflows.UpdateClaim, WaitForStage: client.WorkflowUpdateStageCompleted,
-		Args: []any{workflows.ClaimRequest{Digest: digest, Claim: interpreter.Claim{StepID: "check_vendor", Actor: interpreter.Actor{ID: "a_screener", Kind: interpreter.ActorAgent}, LeaseID: reqID, Lease: 10 * time.Minute}}},
+		Args: []any{workflows.Write{Digest: digest, Command: interpreter.Claim{StepID: "check_vendor", Actor: interpreter.Actor{ID: "a_screener", Kind: interpreter.ActorAgent}, LeaseID: reqID, Lease: 10 * time.Minute}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -363,4 +365,74 @@ func TestStartRunReplayAfterNewVersion(t *testing.T) {
 	}
 	args["requestId"] = rid()
 	mira.refused("start_run", args, interpreter.CodeInvalid, "inputs.country: missing")
+}
+
+// Answers are recorded as the run gave them, before anything is added on
+// the way out: a replay signs its claim token and file links afresh, so a
+// link in a replayed answer works after the first answer's links expired.
+func TestReplaysRenderFreshLinksAndTokens(t *testing.T) {
+	b := start(t, options{fileURLTTL: 2 * time.Second})
+	b.publish(supplierSrc)
+	agent := b.connect(agentID)
+	v := startSupplier(t, b, b.connect(personID("mira@example.com", "finance-approver")))
+	claimArgs := map[string]any{"runId": v.Run.ID, "stepId": "check_vendor", "requestId": rid()}
+	var c interpreter.ClaimWire
+	agent.ok("claim", claimArgs, &c)
+	file := upload(t, agent, "the screening report")
+	submitArgs := map[string]any{
+		"token": c.Token, "requestId": rid(), "summary": "Screened.", "next": "approve", "reason": "Cleared.",
+		"output":   map[string]any{"cleared": true, "summary": "No hits."},
+		"evidence": []any{map[string]any{"kind": "file", "ref": file}},
+	}
+	agent.ok("submit", submitArgs, &v)
+
+	for _, reqID := range []any{claimArgs["requestId"], submitArgs["requestId"]} {
+		rec, err := b.store.GetRequest(context.Background(), "o_test", reqID.(string))
+		if err != nil {
+			t.Fatalf("record of %s: %v", reqID, err)
+		}
+		if bytes.Contains(rec.Result, []byte(`"token"`)) || bytes.Contains(rec.Result, []byte(`"url"`)) {
+			t.Fatalf("the record of a %s holds what is added on the way out: %s", rec.Tool, rec.Result)
+		}
+	}
+
+	time.Sleep(2500 * time.Millisecond)
+	var again interpreter.View
+	agent.ok("submit", submitArgs, &again)
+	link := again.Data.Steps["check_vendor"].Evidence[0].URL
+	if link == "" || link == v.Data.Steps["check_vendor"].Evidence[0].URL {
+		t.Fatalf("the replay's file link %q is not a fresh one", link)
+	}
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != "the screening report" {
+		t.Fatalf("the replay's file link answered %s: %q", resp.Status, body)
+	}
+	var c2 interpreter.ClaimWire
+	agent.ok("claim", claimArgs, &c2)
+	if c2.Token != c.Token {
+		t.Fatal("a claim replay signed another token")
+	}
+}
+
+// A requestId is the organization's, not a run's: used again for a write
+// to another run it is a conflict, and that run is left as it was.
+func TestRequestIDAcrossRuns(t *testing.T) {
+	b := start(t, options{})
+	b.publish(supplierSrc)
+	agent := b.connect(agentID)
+	mira := b.connect(personID("mira@example.com", "finance-approver"))
+	one, two := startSupplier(t, b, mira), startSupplier(t, b, mira)
+	reqID := rid()
+	agent.ok("claim", map[string]any{"runId": one.Run.ID, "stepId": "check_vendor", "requestId": reqID}, nil)
+	agent.refused("claim", map[string]any{"runId": two.Run.ID, "stepId": "check_vendor", "requestId": reqID}, interpreter.CodeConflict, interpreter.IssueRequestIDReused)
+	var v interpreter.View
+	agent.ok("get_run", map[string]any{"runId": two.Run.ID}, &v)
+	if v.Steps[0].State == nil || *v.Steps[0].State != "ready" {
+		t.Fatalf("the other run's step is %v after the refused claim", v.Steps[0].State)
+	}
 }

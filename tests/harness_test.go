@@ -37,7 +37,7 @@ var temporal *temporaldev.Server
 
 func TestMain(m *testing.M) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	srv, err := temporaldev.Start(ctx, nil)
+	srv, err := temporaldev.Start(ctx, &temporaldev.Options{SearchAttributes: workflows.SearchAttributes})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start temporal:", err)
@@ -64,10 +64,13 @@ type baton struct {
 	registry *gateway.Registry
 	srv      *httptest.Server
 	opts     gateway.Options
+	queue    string
 }
 
 type options struct {
 	lease time.Duration
+	// fileURLTTL is how long file links stay valid. Default the gateway's.
+	fileURLTTL time.Duration
 }
 
 func start(t testing.TB, o options) *baton {
@@ -119,15 +122,19 @@ func start(t testing.TB, o options) *baton {
 	if o.lease == 0 {
 		o.lease = 10 * time.Minute
 	}
-	gopts := gateway.Options{Org: "o_test", BaseURL: srv.URL, TaskQueue: queue, Lease: o.lease, Secret: key}
-	g, err := gateway.New(st, c, issuer.Verify, &gopts)
+	gopts := gateway.Options{Org: "o_test", BaseURL: srv.URL, Lease: o.lease, Secret: key, FileURLTTL: o.fileURLTTL}
+	runs, err := workflows.NewClient(c, &workflows.ClientOptions{TaskQueue: queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gateway.New(st, runs, issuer.Verify, &gopts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Config.Handler = g.Handler()
 	return &baton{
 		t: t, url: srv.URL, store: st, temporal: c, issuer: issuer, gateway: g,
-		registry: gateway.NewRegistry(st, "o_test", g.Offer()), srv: srv, opts: gopts,
+		registry: gateway.NewRegistry(st, "o_test", g.Offer()), srv: srv, opts: gopts, queue: queue,
 	}
 }
 
@@ -135,7 +142,11 @@ func start(t testing.TB, o options) *baton {
 // Temporal and secret, as a restarted process would be.
 func (b *baton) restartGateway() {
 	b.t.Helper()
-	g, err := gateway.New(b.store, b.temporal, b.issuer.Verify, &b.opts)
+	runs, err := workflows.NewClient(b.temporal, &workflows.ClientOptions{TaskQueue: b.queue})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	g, err := gateway.New(b.store, runs, b.issuer.Verify, &b.opts)
 	if err != nil {
 		b.t.Fatal(err)
 	}

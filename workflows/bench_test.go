@@ -89,8 +89,8 @@ func BenchmarkSubmitUpdate(b *testing.B) {
 			return err
 		})
 		l.time(b, func() error {
-			_, err := r.update(workflows.UpdateSubmit, "s"+lease, workflows.SubmitRequest{Digest: lease,
-				Submit: interpreter.Submit{StepID: step, LeaseID: lease, Actor: agent, Submission: interpreter.Submission{
+			_, err := r.update(workflows.UpdateSubmit, "s"+lease, workflows.Write{Digest: lease,
+				Command: interpreter.Submit{StepID: step, LeaseID: lease, Actor: agent, Submission: interpreter.Submission{
 					Output: interpreter.Values{"piece": i}, Summary: &summary}}})
 			return err
 		})

@@ -72,7 +72,7 @@ func temporalClient(tb testing.TB) client.Client {
 	dev.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		dev.srv, dev.err = temporaldev.Start(ctx, nil)
+		dev.srv, dev.err = temporaldev.Start(ctx, &temporaldev.Options{SearchAttributes: workflows.SearchAttributes})
 		if dev.err != nil {
 			return
 		}
@@ -379,8 +379,8 @@ func member(w interpreter.WorkItem) interpreter.Actor {
 	return interpreter.Actor{ID: "member@example.com", Kind: interpreter.ActorPerson, Groups: []string{w.AssignedTo.Group}}
 }
 
-func claimReq(step, lease string) workflows.ClaimRequest {
-	return workflows.ClaimRequest{Digest: "claim " + lease, Claim: interpreter.Claim{StepID: step, Actor: agent, LeaseID: lease, Lease: 10 * time.Minute}}
+func claimReq(step, lease string) workflows.Write {
+	return workflows.Write{Digest: "claim " + lease, Command: interpreter.Claim{StepID: step, Actor: agent, LeaseID: lease, Lease: 10 * time.Minute}}
 }
 
 // play drives a run to its end as agents and people would, through the
@@ -416,8 +416,8 @@ func (r *run) play(rework bool) *interpreter.View {
 				if to, ok := r.routes[s.ID]; ok {
 					sub.Next = &to
 				}
-				res = r.must(workflows.UpdateSubmit, workflows.SubmitRequest{Digest: "submit " + lease,
-					Submit: interpreter.Submit{StepID: s.ID, LeaseID: lease, Actor: agent, Submission: sub}})
+				res = r.must(workflows.UpdateSubmit, workflows.Write{Digest: "submit " + lease,
+					Command: interpreter.Submit{StepID: s.ID, LeaseID: lease, Actor: agent, Submission: sub}})
 				spectest.Validate(t, "tools/submit.result.json", res.Value)
 				acted = true
 			case s.Kind == interpreter.KindWaitFor && *sv.State == "waiting" && r.signal:
@@ -429,8 +429,8 @@ func (r *run) play(rework bool) *interpreter.View {
 				r.awaitStep(s.ID, "done")
 				acted = true
 			case s.Kind == interpreter.KindWaitFor && *sv.State == "waiting":
-				r.must(workflows.UpdateSendEvent, workflows.SendEventRequest{Digest: "event",
-					SendEvent: interpreter.SendEvent{Name: s.Text, Data: interpreter.Values{"ok": true}, Actor: agent}})
+				r.must(workflows.UpdateSendEvent, workflows.Write{Digest: "event",
+					Command: interpreter.SendEvent{Name: s.Text, Data: interpreter.Values{"ok": true}, Actor: agent}})
 				acted = true
 			}
 			if acted {
@@ -451,7 +451,7 @@ func (r *run) play(rework bool) *interpreter.View {
 			default:
 				d.Decision = interpreter.DecisionApproved
 			}
-			res := r.must(workflows.UpdateDecide, workflows.DecideRequest{Digest: "decide " + w.ID, Decide: d})
+			res := r.must(workflows.UpdateDecide, workflows.Write{Digest: "decide " + w.ID, Command: d})
 			spectest.Validate(t, "run-view.json", res.Value)
 			acted = true
 		}
@@ -646,8 +646,8 @@ func TestRefusedUpdateRecordsNothing(t *testing.T) {
 	good := sampleSubmission(p.Step("validate"))
 	bad := sampleSubmission(p.Step("validate"))
 	bad.Output = interpreter.Values{"totalUsd": "a lot", "supplier": "Acme", "matchSummary": "ok"}
-	_, err = r.update(workflows.UpdateSubmit, "submit-1", workflows.SubmitRequest{Digest: "bad",
-		Submit: interpreter.Submit{StepID: "validate", LeaseID: "l1", Actor: agent, Submission: bad}})
+	_, err = r.update(workflows.UpdateSubmit, "submit-1", workflows.Write{Digest: "bad",
+		Command: interpreter.Submit{StepID: "validate", LeaseID: "l1", Actor: agent, Submission: bad}})
 	if e, ok := workflows.AsRefusal(err); !ok || e.Code != interpreter.CodeNotAccepted {
 		t.Fatalf("bad submit: %v", err)
 	}
@@ -663,8 +663,8 @@ func TestRefusedUpdateRecordsNothing(t *testing.T) {
 	r.checkReadModel(r.view(), false)
 
 	// the same update id succeeds once the request is right
-	res, err := r.update(workflows.UpdateSubmit, "submit-1", workflows.SubmitRequest{Digest: "good",
-		Submit: interpreter.Submit{StepID: "validate", LeaseID: "l1", Actor: agent, Submission: good}})
+	res, err := r.update(workflows.UpdateSubmit, "submit-1", workflows.Write{Digest: "good",
+		Command: interpreter.Submit{StepID: "validate", LeaseID: "l1", Actor: agent, Submission: good}})
 	if err != nil || res.Digest != "good" {
 		t.Fatalf("submit after the refusal: %+v %v", res, err)
 	}
@@ -697,8 +697,8 @@ func TestRepeatedUpdateIDAnswersFirst(t *testing.T) {
 	}
 	// nothing changed: the first lease still holds
 	r.checkReadModel(r.view(), false)
-	r.must(workflows.UpdateSubmit, workflows.SubmitRequest{Digest: "s",
-		Submit: interpreter.Submit{StepID: "validate", LeaseID: "l1", Actor: agent, Submission: sampleSubmission(p.Step("validate"))}})
+	r.must(workflows.UpdateSubmit, workflows.Write{Digest: "s",
+		Command: interpreter.Submit{StepID: "validate", LeaseID: "l1", Actor: agent, Submission: sampleSubmission(p.Step("validate"))}})
 }
 
 func TestTemporalCancellation(t *testing.T) {
@@ -761,7 +761,7 @@ func TestCancelUpdateEndsCanceled(t *testing.T) {
 	p := fixture(t, "support-escalation")
 	r := h.start(p, sampleValues(p.Inputs))
 	operator := interpreter.Actor{ID: "u_ops", Kind: interpreter.ActorOperator}
-	res := r.must(workflows.UpdateCancel, workflows.CancelRequest{Digest: "c", Cancel: interpreter.Cancel{Actor: operator, Reason: "Customer withdrew."}})
+	res := r.must(workflows.UpdateCancel, workflows.Write{Digest: "c", Command: interpreter.Cancel{Actor: operator, Reason: "Customer withdrew."}})
 	spectest.Validate(t, "run-view.json", res.Value)
 	var ce *temporal.CanceledError
 	if err := r.wait(); !errors.As(err, &ce) {
@@ -793,8 +793,8 @@ func TestContinueAsNewPastUpdateLimit(t *testing.T) {
 	const renews = 2100
 	for i := 1; i <= renews; i++ {
 		next := fmt.Sprintf("l%d", i)
-		res, err := r.update(workflows.UpdateRenew, next, workflows.RenewRequest{Digest: next,
-			Renew: interpreter.Renew{StepID: "validate", LeaseID: lease, NewLeaseID: next, Lease: 10 * time.Minute, Progress: next}})
+		res, err := r.update(workflows.UpdateRenew, next, workflows.Write{Digest: next,
+			Command: interpreter.Renew{StepID: "validate", LeaseID: lease, NewLeaseID: next, Lease: 10 * time.Minute, Progress: next}})
 		if err != nil {
 			t.Fatalf("renew %d: %v", i, err)
 		}
@@ -805,8 +805,8 @@ func TestContinueAsNewPastUpdateLimit(t *testing.T) {
 		lease = next
 	}
 	t.Logf("%d renews in %s (%.0f/s)", renews, time.Since(begin).Round(time.Millisecond), renews/time.Since(begin).Seconds())
-	r.must(workflows.UpdateSubmit, workflows.SubmitRequest{Digest: "s",
-		Submit: interpreter.Submit{StepID: "validate", LeaseID: lease, Actor: agent, Submission: sampleSubmission(p.Step("validate"))}})
+	r.must(workflows.UpdateSubmit, workflows.Write{Digest: "s",
+		Command: interpreter.Submit{StepID: "validate", LeaseID: lease, Actor: agent, Submission: sampleSubmission(p.Step("validate"))}})
 	v := r.play(false)
 	if v.Run.State != "ended" || *v.Run.Outcome != "approved" {
 		t.Fatalf("run %+v", v.Run)

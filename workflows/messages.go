@@ -1,8 +1,11 @@
 package workflows
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -22,7 +25,11 @@ type Input struct {
 	Mode      string               `json:"mode"`
 	Starter   interpreter.Actor    `json:"starter"`
 	Limits    interpreter.Limits   `json:"limits"`
-	Continued *Continued           `json:"continued,omitempty"`
+	// RequestID and Digest are the start_run's: the run records its answer
+	// with its first read-model write.
+	RequestID string     `json:"requestId,omitempty"`
+	Digest    string     `json:"digest,omitempty"`
+	Continued *Continued `json:"continued,omitempty"`
 }
 
 // Continued carries a run across continue-as-new: the machine's state and
@@ -47,54 +54,123 @@ type Result struct {
 	Value  json.RawMessage `json:"value"`
 }
 
+// Answered is a write's answer as the run records it beside its read
+// model: the gateway replays a requestId from it once Temporal no longer
+// can (the run closed or continued as new since).
+type Answered struct {
+	RequestID string          `json:"requestId"`
+	Tool      string          `json:"tool"`
+	Digest    string          `json:"digest"`
+	Result    json.RawMessage `json:"result"`
+}
+
+// ToolOf names the tool whose calls an update carries.
+func ToolOf(update string) string {
+	if update == UpdateStart {
+		return "start_run"
+	}
+	return update
+}
+
 // Outcome is the workflow result of a run that ended with an outcome.
 type Outcome struct {
 	Outcome string             `json:"outcome"`
 	Ended   *interpreter.Ended `json:"ended"`
 }
 
-// The update arguments: the machine's command, the request digest, and
-// the caller's organization. Org, when set, must be the run's: a run of
-// another organization answers not_found, so several organizations can
-// share a namespace.
-type (
-	StartRequest struct{ Digest string }
-	ClaimRequest struct {
+// StartRequest is the start update's argument.
+type StartRequest struct{ Digest string }
+
+// Write is every write update's argument: one machine command, the digest
+// of the request it carries, and the caller's organization. Org, when set,
+// must be the run's: a run of another organization answers not_found, so
+// several organizations can share a namespace.
+//
+// On the wire it is the command's own JSON object with "Digest" and "Org"
+// beside its fields, the shape recorded histories hold; the update's name
+// says which command it is (see writes).
+type Write struct {
+	Digest  string
+	Org     string
+	Command interpreter.Command
+}
+
+// writes lists the write updates and the command each carries. It is the
+// one place that pairs them: the workflow registers a handler for each, and
+// the client names the update of a command from it.
+var writes = []struct {
+	name    string
+	command func() interpreter.Command
+}{
+	{UpdateClaim, func() interpreter.Command { return &interpreter.Claim{} }},
+	{UpdateRenew, func() interpreter.Command { return &interpreter.Renew{} }},
+	{UpdateSubmit, func() interpreter.Command { return &interpreter.Submit{} }},
+	{UpdateEscalate, func() interpreter.Command { return &interpreter.Escalate{} }},
+	{UpdateDecide, func() interpreter.Command { return &interpreter.Decide{} }},
+	{UpdateCancel, func() interpreter.Command { return &interpreter.Cancel{} }},
+	{UpdateSendEvent, func() interpreter.Command { return &interpreter.SendEvent{} }},
+}
+
+// UpdateOf names the update that carries cmd.
+func UpdateOf(cmd interpreter.Command) (string, error) {
+	t := reflect.TypeOf(cmd)
+	if t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	for _, w := range writes {
+		if reflect.TypeOf(w.command()).Elem() == t {
+			return w.name, nil
+		}
+	}
+	return "", fmt.Errorf("workflows: no update carries a %T", cmd)
+}
+
+// MarshalJSON writes the command's fields with Digest and Org beside them.
+func (w Write) MarshalJSON() ([]byte, error) {
+	cmd, err := json.Marshal(w.Command)
+	if err != nil {
+		return nil, err
+	}
+	if len(cmd) < 2 || cmd[0] != '{' {
+		return nil, fmt.Errorf("workflows: command %T is not a JSON object", w.Command)
+	}
+	head, err := json.Marshal(struct {
 		Digest string
 		Org    string `json:",omitempty"`
-		interpreter.Claim
+	}{w.Digest, w.Org})
+	if err != nil {
+		return nil, err
 	}
-	RenewRequest struct {
-		Digest string
-		Org    string `json:",omitempty"`
-		interpreter.Renew
+	out := append(head[:len(head)-1:len(head)-1], ',')
+	if string(cmd) == "{}" {
+		return append(out[:len(out)-1], '}'), nil
 	}
-	SubmitRequest struct {
-		Digest string
-		Org    string `json:",omitempty"`
-		interpreter.Submit
+	return append(out, cmd[1:]...), nil
+}
+
+// decodeWrite reads the argument of the update named name.
+func decodeWrite(name string, raw json.RawMessage) (Write, error) {
+	for _, w := range writes {
+		if w.name != name {
+			continue
+		}
+		var head struct {
+			Digest string
+			Org    string
+		}
+		if err := json.Unmarshal(raw, &head); err != nil {
+			return Write{}, fmt.Errorf("update %s: %w", name, err)
+		}
+		cmd := w.command()
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		if err := d.Decode(cmd); err != nil {
+			return Write{}, fmt.Errorf("update %s: %w", name, err)
+		}
+		return Write{Digest: head.Digest, Org: head.Org, Command: cmd}, nil
 	}
-	EscalateRequest struct {
-		Digest string
-		Org    string `json:",omitempty"`
-		interpreter.Escalate
-	}
-	DecideRequest struct {
-		Digest string
-		Org    string `json:",omitempty"`
-		interpreter.Decide
-	}
-	CancelRequest struct {
-		Digest string
-		Org    string `json:",omitempty"`
-		interpreter.Cancel
-	}
-	SendEventRequest struct {
-		Digest string
-		Org    string `json:",omitempty"`
-		interpreter.SendEvent
-	}
-)
+	return Write{}, fmt.Errorf("workflows: no update named %q", name)
+}
 
 // EventSignal is the payload of SignalEvent.
 type EventSignal struct {

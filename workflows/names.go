@@ -1,5 +1,7 @@
 package workflows
 
+import enumspb "go.temporal.io/api/enums/v1"
+
 // Names shared by the workflow, the worker, the activities and the gateway.
 const (
 	// WorkflowName is the workflow type of every run.
@@ -39,3 +41,14 @@ const (
 	SearchOutcome = "BatonOutcome"
 	SearchMode    = "BatonMode"
 )
+
+// SearchAttributes are the custom search attributes every run sets on its
+// workflow, with their types: the namespace must have them registered
+// (temporal-dev registers what it is given).
+var SearchAttributes = map[string]enumspb.IndexedValueType{
+	SearchProcess: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	SearchVersion: enumspb.INDEXED_VALUE_TYPE_INT,
+	SearchState:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	SearchOutcome: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	SearchMode:    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+}

@@ -59,6 +59,9 @@ func (t *deadlineTimer) fired() bool { return t.future != nil && t.future.IsRead
 const recentAnswers = 64
 
 var (
+	keyProcess = temporal.NewSearchAttributeKeyKeyword(SearchProcess)
+	keyVersion = temporal.NewSearchAttributeKeyInt64(SearchVersion)
+	keyMode    = temporal.NewSearchAttributeKeyKeyword(SearchMode)
 	keyState   = temporal.NewSearchAttributeKeyKeyword(SearchState)
 	keyOutcome = temporal.NewSearchAttributeKeyKeyword(SearchOutcome)
 )
@@ -74,6 +77,13 @@ type runner struct {
 	// started is set once the run's first state is in the read model; the
 	// start update answers only then, so a read right after start sees it.
 	started bool
+	// startAnswer is the start update's answer, recorded with the first
+	// read-model write.
+	startAnswer Result
+	// publishedSeq is the machine sequence number last written to the read
+	// model.
+	publishedSeq  int64
+	everPublished bool
 }
 
 // ProcessRun runs one run of a pinned process until it ends.
@@ -87,10 +97,7 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 		}
 		r.m, r.recent = m, in.Continued.Recent
 	} else {
-		m, err := interpreter.StartRun(interpreter.Start{
-			RunID: in.RunID, Process: in.Process, Version: in.Version, Roles: in.Roles,
-			Operators: in.Operators, Inputs: in.Inputs, Mode: in.Mode, Starter: in.Starter, Limits: in.Limits,
-		}, now)
+		m, err := interpreter.StartRun(in.start(), now)
 		if err != nil {
 			// The gateway checks a start before it asks for one; this is a
 			// caller's bug, not a business outcome.
@@ -101,7 +108,18 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 	if err := r.register(ctx); err != nil {
 		return nil, err
 	}
-	r.publish(ctx)
+	var first *Answered
+	if in.Continued == nil && in.RequestID != "" {
+		// The start's answer is the first view; it is recorded with the
+		// first read-model write, and the start update returns it.
+		b, err := json.Marshal(r.m.View(now))
+		if err != nil {
+			return nil, err
+		}
+		r.startAnswer = Result{Digest: in.Digest, Value: b}
+		first = &Answered{RequestID: in.RequestID, Tool: ToolOf(UpdateStart), Digest: in.Digest, Result: b}
+	}
+	r.publish(ctx, first)
 	r.started = true
 
 	// Runs started before the deadline timer was kept across wake-ups
@@ -137,7 +155,7 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 		}
 		r.dirty = false
 		if r.m.Tick(workflow.Now(ctx)) {
-			r.publish(ctx)
+			r.publish(ctx, nil)
 		}
 		if !r.m.Run().State.Over() && workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			if err := r.settle(ctx); err != nil {
@@ -159,39 +177,37 @@ func (r *runner) register(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	updates := []struct {
-		name      string
-		handler   any
-		validator any
-	}{
-		{UpdateStart, func(ctx workflow.Context, q StartRequest) (Result, error) {
-			if err := workflow.Await(ctx, func() bool { return r.started }); err != nil {
+	err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateStart, func(ctx workflow.Context, q StartRequest) (Result, error) {
+		if err := workflow.Await(ctx, func() bool { return r.started }); err != nil {
+			return Result{}, err
+		}
+		if info := workflow.GetCurrentUpdateInfo(ctx); info != nil && info.ID == r.in.RequestID && q.Digest == r.startAnswer.Digest {
+			return r.answer(ctx, q.Digest, r.startAnswer.Value)
+		}
+		return r.answer(ctx, q.Digest, r.m.View(workflow.Now(ctx)))
+	}, workflow.UpdateHandlerOptions{})
+	if err != nil {
+		return err
+	}
+	// Every write is one update whose validator is the machine's check and
+	// whose handler applies the command.
+	for _, w := range writes {
+		name := w.name
+		handler := func(ctx workflow.Context, raw json.RawMessage) (Result, error) {
+			q, err := decodeWrite(name, raw)
+			if err != nil {
 				return Result{}, err
 			}
-			return r.answer(ctx, q.Digest, r.m.View(workflow.Now(ctx)))
-		}, nil},
-		{UpdateClaim, func(ctx workflow.Context, q ClaimRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Claim) },
-			func(ctx workflow.Context, q ClaimRequest) error { return r.check(ctx, q.Org, q.Claim) }},
-		{UpdateRenew, func(ctx workflow.Context, q RenewRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Renew) },
-			func(ctx workflow.Context, q RenewRequest) error { return r.check(ctx, q.Org, q.Renew) }},
-		{UpdateSubmit, func(ctx workflow.Context, q SubmitRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Submit) },
-			func(ctx workflow.Context, q SubmitRequest) error { return r.check(ctx, q.Org, q.Submit) }},
-		{UpdateEscalate, func(ctx workflow.Context, q EscalateRequest) (Result, error) {
-			return r.apply(ctx, q.Digest, q.Escalate)
-		},
-			func(ctx workflow.Context, q EscalateRequest) error { return r.check(ctx, q.Org, q.Escalate) }},
-		{UpdateDecide, func(ctx workflow.Context, q DecideRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Decide) },
-			func(ctx workflow.Context, q DecideRequest) error { return r.check(ctx, q.Org, q.Decide) }},
-		{UpdateCancel, func(ctx workflow.Context, q CancelRequest) (Result, error) { return r.apply(ctx, q.Digest, q.Cancel) },
-			func(ctx workflow.Context, q CancelRequest) error { return r.check(ctx, q.Org, q.Cancel) }},
-		{UpdateSendEvent, func(ctx workflow.Context, q SendEventRequest) (Result, error) {
-			return r.apply(ctx, q.Digest, q.SendEvent)
-		},
-			func(ctx workflow.Context, q SendEventRequest) error { return r.check(ctx, q.Org, q.SendEvent) }},
-	}
-	for _, u := range updates {
-		opts := workflow.UpdateHandlerOptions{Validator: u.validator}
-		if err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, u.handler, opts); err != nil {
+			return r.apply(ctx, q.Digest, q.Command)
+		}
+		validator := func(ctx workflow.Context, raw json.RawMessage) error {
+			q, err := decodeWrite(name, raw)
+			if err != nil {
+				return refusal(&interpreter.Error{Code: interpreter.CodeInvalid, Message: err.Error()})
+			}
+			return r.check(ctx, q.Org, q.Command)
+		}
+		if err := workflow.SetUpdateHandlerWithOptions(ctx, name, handler, workflow.UpdateHandlerOptions{Validator: validator}); err != nil {
 			return err
 		}
 	}
@@ -286,8 +302,8 @@ func (r *runner) replay(ctx workflow.Context) (Result, bool) {
 	return Result{}, false
 }
 
-// apply runs an accepted command, publishes the new state before the
-// update returns, and answers.
+// apply runs an accepted command and answers, having written the new
+// state and the answer to the read model before the update returns.
 func (r *runner) apply(ctx workflow.Context, digest string, cmd interpreter.Command) (Result, error) {
 	if res, ok := r.replay(ctx); ok {
 		return res, nil
@@ -297,10 +313,16 @@ func (r *runner) apply(ctx workflow.Context, digest string, cmd interpreter.Comm
 		return Result{}, refusal(err)
 	}
 	r.dirty = true
-	r.publish(ctx)
-	return r.answer(ctx, digest, res)
+	out, err := r.answer(ctx, digest, res)
+	if err != nil {
+		return Result{}, err
+	}
+	r.publish(ctx, r.answered(ctx, out))
+	return out, nil
 }
 
+// answer encodes a command's result as the update's answer and keeps it
+// for replays across continue-as-new.
 func (r *runner) answer(ctx workflow.Context, digest string, res any) (Result, error) {
 	b, err := json.Marshal(res)
 	if err != nil {
@@ -316,6 +338,16 @@ func (r *runner) answer(ctx workflow.Context, digest string, res any) (Result, e
 	return out, nil
 }
 
+// answered is the record of the current update's answer: the gateway
+// replays a requestId from it once Temporal no longer can.
+func (r *runner) answered(ctx workflow.Context, out Result) *Answered {
+	info := workflow.GetCurrentUpdateInfo(ctx)
+	if info == nil {
+		return nil
+	}
+	return &Answered{RequestID: info.ID, Tool: ToolOf(info.Name), Digest: out.Digest, Result: out.Value}
+}
+
 // signal applies a command that arrived by signal. A refusal is logged:
 // a signal has no one to answer.
 func (r *runner) signal(ctx workflow.Context, cmd interpreter.Command) {
@@ -324,26 +356,38 @@ func (r *runner) signal(ctx workflow.Context, cmd interpreter.Command) {
 		return
 	}
 	r.dirty = true
-	r.publish(ctx)
+	r.publish(ctx, nil)
 }
 
-// publish writes the read model, asks for the effects the machine wants,
-// and refreshes what the Temporal UI shows.
-func (r *runner) publish(ctx workflow.Context) {
+// publish writes the read model (when the run changed since the last
+// write) and the answer of a write (when given) in one local activity,
+// asks for the effects the machine wants, and refreshes what the Temporal
+// UI shows. The activity is retried until it succeeds: a write answers
+// only once its read-model rows and its answer are stored, so a get_work
+// after it sees it and a replay after the run ends finds it.
+func (r *runner) publish(ctx workflow.Context, answer *Answered) {
 	now := workflow.Now(ctx)
-	l, err := r.m.Listing(now)
-	if err == nil {
-		// The machine has moved on: the write happens even when the
-		// workflow is being cancelled meanwhile.
-		dctx, cancel := workflow.NewDisconnectedContext(ctx)
-		defer cancel()
-		lctx := workflow.WithLocalActivityOptions(dctx, workflow.LocalActivityOptions{
-			StartToCloseTimeout: 10 * time.Second,
-			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 5},
-		})
-		if err := workflow.ExecuteLocalActivity(lctx, ActivityPublishRun, r.in.Org, l).Get(lctx, nil); err != nil {
-			workflow.GetLogger(ctx).Error("publish run failed", "run", r.in.RunID, "error", err)
+	run := r.m.Run()
+	var l *interpreter.Listing
+	if run.Seq != r.publishedSeq || !r.everPublished {
+		var err error
+		if l, err = r.m.Listing(now); err != nil {
+			workflow.GetLogger(ctx).Error("listing failed", "run", r.in.RunID, "error", err)
+			l = nil
 		}
+	}
+	// The machine has moved on: the write happens even when the workflow
+	// is being cancelled meanwhile.
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	lctx := workflow.WithLocalActivityOptions(dctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumInterval: 5 * time.Second},
+	})
+	if err := workflow.ExecuteLocalActivity(lctx, ActivityPublishRun, r.in.Org, l, answer).Get(lctx, nil); err != nil {
+		workflow.GetLogger(ctx).Error("publish run failed", "run", r.in.RunID, "error", err)
+	} else if l != nil {
+		r.publishedSeq, r.everPublished = l.Seq, true
 	}
 	for _, e := range r.m.TakeEffects() {
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -353,7 +397,6 @@ func (r *runner) publish(ctx workflow.Context) {
 		// Fire and forget: a failing notification never blocks the run.
 		workflow.ExecuteActivity(actx, ActivityNotifyOverdue, e)
 	}
-	run := r.m.Run()
 	if string(run.State) != r.state || run.Outcome != r.outcome {
 		r.state, r.outcome = string(run.State), run.Outcome
 		updates := []temporal.SearchAttributeUpdate{keyState.ValueSet(r.state)}
@@ -437,7 +480,7 @@ func (r *runner) cancelledInTemporal(ctx workflow.Context) (*Outcome, error) {
 			return nil, err
 		}
 	}
-	r.publish(dctx)
+	r.publish(dctx, nil)
 	return r.finish(dctx)
 }
 

@@ -95,7 +95,10 @@ func setup(t *testing.T) *bundle {
 	env.SetStartTime(time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC))
 	rec := &recorder{}
 	env.RegisterWorkflowWithOptions(ProcessRun, workflowOptions())
-	env.RegisterActivityWithOptions(func(ctx context.Context, org string, l *interpreter.Listing) error {
+	env.RegisterActivityWithOptions(func(ctx context.Context, org string, l *interpreter.Listing, a *Answered) error {
+		if l == nil {
+			return nil
+		}
 		rec.mu.Lock()
 		rec.listings = append(rec.listings, l)
 		hook := rec.hook
@@ -175,13 +178,13 @@ func equal(a, b []string) bool {
 	return true
 }
 
-func claim(step, lease string) ClaimRequest {
-	return ClaimRequest{Digest: "d-" + lease, Claim: interpreter.Claim{StepID: step, Actor: agent, LeaseID: lease, Lease: 10 * time.Minute}}
+func claim(step, lease string) Write {
+	return Write{Digest: "d-" + lease, Command: interpreter.Claim{StepID: step, Actor: agent, LeaseID: lease, Lease: 10 * time.Minute}}
 }
 
-func submit(step, lease string, out interpreter.Values) SubmitRequest {
+func submit(step, lease string, out interpreter.Values) Write {
 	summary := "Checked both lists."
-	return SubmitRequest{Digest: "s-" + lease, Submit: interpreter.Submit{StepID: step, LeaseID: lease, Actor: agent,
+	return Write{Digest: "s-" + lease, Command: interpreter.Submit{StepID: step, LeaseID: lease, Actor: agent,
 		Submission: interpreter.Submission{Output: out, Summary: &summary}}}
 }
 
@@ -209,7 +212,7 @@ func TestHappyPathWithHeldEvent(t *testing.T) {
 	b := setup(t)
 	var snapshot, itemID string
 	// an event before its wait is held
-	b.at(time.Second, UpdateSendEvent, "u0", SendEventRequest{Digest: "e", SendEvent: interpreter.SendEvent{Name: "vendor-registered", Actor: agent}}, func(r Result, err error) {
+	b.at(time.Second, UpdateSendEvent, "u0", Write{Digest: "e", Command: interpreter.SendEvent{Name: "vendor-registered", Actor: agent}}, func(r Result, err error) {
 		var er interpreter.EventResult
 		if err != nil || json.Unmarshal(r.Value, &er) != nil || er.ConsumedBy != nil {
 			t.Errorf("send_event: %v %s", err, r.Value)
@@ -241,8 +244,8 @@ func TestHappyPathWithHeldEvent(t *testing.T) {
 		snapshot, itemID = v.WorkItems[0].Snapshot, v.WorkItems[0].ID
 	})
 	b.env.RegisterDelayedCallback(func() {
-		b.at(0, UpdateDecide, "u4", DecideRequest{Digest: "x", Decide: interpreter.Decide{WorkItemID: itemID, Snapshot: snapshot, Decision: "approved", Actor: agent}}, refused(t, "agent decides", interpreter.CodeForbidden))
-		b.at(time.Second, UpdateDecide, "u5", DecideRequest{Digest: "x", Decide: interpreter.Decide{WorkItemID: itemID, Snapshot: snapshot, Decision: "approved", Actor: person}}, ok(t, "approve"))
+		b.at(0, UpdateDecide, "u4", Write{Digest: "x", Command: interpreter.Decide{WorkItemID: itemID, Snapshot: snapshot, Decision: "approved", Actor: agent}}, refused(t, "agent decides", interpreter.CodeForbidden))
+		b.at(time.Second, UpdateDecide, "u5", Write{Digest: "x", Command: interpreter.Decide{WorkItemID: itemID, Snapshot: snapshot, Decision: "approved", Actor: person}}, ok(t, "approve"))
 	}, 5*time.Second)
 	b.env.ExecuteWorkflow(ProcessRun, input(t, supplierSrc))
 	if !b.env.IsWorkflowCompleted() {
@@ -264,7 +267,7 @@ func TestHappyPathWithHeldEvent(t *testing.T) {
 func TestLeaseExpiryDueAndWaitForTimeout(t *testing.T) {
 	b := setup(t)
 	b.at(time.Second, UpdateClaim, "u1", claim("check_vendor", "l1"), ok(t, "claim"))
-	b.at(2*time.Second, UpdateRenew, "u2", RenewRequest{Renew: interpreter.Renew{StepID: "check_vendor", LeaseID: "l1", NewLeaseID: "l2", Lease: 10 * time.Minute, Progress: "OFAC done"}}, ok(t, "renew"))
+	b.at(2*time.Second, UpdateRenew, "u2", Write{Command: interpreter.Renew{StepID: "check_vendor", LeaseID: "l1", NewLeaseID: "l2", Lease: 10 * time.Minute, Progress: "OFAC done"}}, ok(t, "renew"))
 	// the lease (renewed at 2s for 10m) has ended by 11m
 	b.at(11*time.Minute, UpdateSubmit, "u3", submit("check_vendor", "l2", interpreter.Values{"cleared": true}), refused(t, "late submit", interpreter.CodeStale))
 	b.at(12*time.Minute, UpdateClaim, "u4", claim("check_vendor", "l3"), func(r Result, err error) {
@@ -285,7 +288,7 @@ func TestLeaseExpiryDueAndWaitForTimeout(t *testing.T) {
 		if st := v.Steps[2].State; st == nil || *st != "waiting" {
 			t.Errorf("approve after the timeout is %v", st)
 		}
-		b.at(0, UpdateCancel, "u7", CancelRequest{Cancel: interpreter.Cancel{Actor: operator, Reason: "Vendor withdrew."}}, ok(t, "cancel"))
+		b.at(0, UpdateCancel, "u7", Write{Command: interpreter.Cancel{Actor: operator, Reason: "Vendor withdrew."}}, ok(t, "cancel"))
 	}, 3*24*time.Hour)
 	b.env.ExecuteWorkflow(ProcessRun, input(t, supplierSrc))
 	err := b.env.GetWorkflowError()
@@ -309,7 +312,7 @@ func TestDueNotifiesOnceAndNeverInTestMode(t *testing.T) {
 			in := input(t, supplierSrc)
 			in.Mode = mode
 			b.env.RegisterDelayedCallback(func() {
-				b.at(0, UpdateCancel, "c", CancelRequest{Cancel: interpreter.Cancel{Actor: operator, Reason: "done"}}, ok(t, "cancel"))
+				b.at(0, UpdateCancel, "c", Write{Command: interpreter.Cancel{Actor: operator, Reason: "done"}}, ok(t, "cancel"))
 			}, 3*time.Hour)
 			b.env.ExecuteWorkflow(ProcessRun, in)
 			want := 1
@@ -460,11 +463,11 @@ func TestRunThatEndsCompletesDespiteLateCancel(t *testing.T) {
 	b.rec.hook = b.cancelOnce(func(l *interpreter.Listing) bool { return l.State == "ended" })
 	b.at(time.Second, UpdateClaim, "u1", claim("check_vendor", "l1"), ok(t, "claim"))
 	b.at(2*time.Second, UpdateSubmit, "u2", submit("check_vendor", "l1", interpreter.Values{"cleared": true}), ok(t, "submit"))
-	b.at(3*time.Second, UpdateSendEvent, "u3", SendEventRequest{Digest: "e", SendEvent: interpreter.SendEvent{Name: "vendor-registered", Actor: agent}}, ok(t, "event"))
+	b.at(3*time.Second, UpdateSendEvent, "u3", Write{Digest: "e", Command: interpreter.SendEvent{Name: "vendor-registered", Actor: agent}}, ok(t, "event"))
 	b.env.RegisterDelayedCallback(func() {
 		v := view(t, b)
 		w := v.WorkItems[0]
-		b.at(0, UpdateDecide, "u4", DecideRequest{Digest: "x", Decide: interpreter.Decide{WorkItemID: w.ID, Snapshot: w.Snapshot, Decision: "approved", Actor: person}}, ok(t, "approve"))
+		b.at(0, UpdateDecide, "u4", Write{Digest: "x", Command: interpreter.Decide{WorkItemID: w.ID, Snapshot: w.Snapshot, Decision: "approved", Actor: person}}, ok(t, "approve"))
 	}, 4*time.Second)
 	b.env.ExecuteWorkflow(ProcessRun, input(t, supplierSrc))
 	var out Outcome

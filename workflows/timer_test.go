@@ -20,13 +20,13 @@ func TestOneDeadlineTimer(t *testing.T) {
 	r.must(workflows.UpdateClaim, claimReq("draft", "l1"))
 	for i := 0; i < 5; i++ {
 		// held events change nothing time depends on
-		r.must(workflows.UpdateSendEvent, workflows.SendEventRequest{Digest: "e", SendEvent: interpreter.SendEvent{Name: "nothing", Actor: interpreter.Actor{ID: "a", Kind: interpreter.ActorAgent}}})
+		r.must(workflows.UpdateSendEvent, workflows.Write{Digest: "e", Command: interpreter.SendEvent{Name: "nothing", Actor: interpreter.Actor{ID: "a", Kind: interpreter.ActorAgent}}})
 	}
 	lease := "l1"
 	for i := 0; i < 3; i++ {
 		next := lease + "r"
 		// each renew moves the lease's expiry, so the timer moves
-		r.must(workflows.UpdateRenew, workflows.RenewRequest{Digest: "r", Renew: interpreter.Renew{StepID: "draft", LeaseID: lease, NewLeaseID: next, Lease: time.Duration(10+i) * time.Minute}})
+		r.must(workflows.UpdateRenew, workflows.Write{Digest: "r", Command: interpreter.Renew{StepID: "draft", LeaseID: lease, NewLeaseID: next, Lease: time.Duration(10+i) * time.Minute}})
 		lease = next
 	}
 	started, ended := 0, 0
@@ -44,7 +44,7 @@ func TestOneDeadlineTimer(t *testing.T) {
 	if started > 5 {
 		t.Fatalf("%d timers for 1 claim, 5 events and 3 renews: the timer was re-armed without a new deadline", started)
 	}
-	r.must(workflows.UpdateCancel, workflows.CancelRequest{Digest: "c", Cancel: interpreter.Cancel{Actor: interpreter.Actor{ID: "u_ops", Kind: interpreter.ActorOperator}, Reason: "enough"}})
+	r.must(workflows.UpdateCancel, workflows.Write{Digest: "c", Command: interpreter.Cancel{Actor: interpreter.Actor{ID: "u_ops", Kind: interpreter.ActorOperator}, Reason: "enough"}})
 	_ = r.wait()
 	r.save("deadline-timer")
 }

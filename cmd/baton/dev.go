@@ -23,6 +23,7 @@ import (
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/oauth"
 	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/interpreter"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 	"github.com/baton-run/baton/workflows"
 )
@@ -121,10 +122,11 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	defer st.Close()
 
 	tsrv, err := temporaldev.Start(ctx, &temporaldev.Options{
-		DatabaseFile: filepath.Join(data, "temporal.db"),
-		FrontendPort: cfg.temporalPort,
-		UIPort:       cfg.uiPort,
-		Logger:       log,
+		DatabaseFile:     filepath.Join(data, "temporal.db"),
+		SearchAttributes: workflows.SearchAttributes,
+		FrontendPort:     cfg.temporalPort,
+		UIPort:           cfg.uiPort,
+		Logger:           log,
 	})
 	if err != nil {
 		return fmt.Errorf("start Temporal: %w", err)
@@ -168,14 +170,18 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	}
 	// Tokens of 'baton token' and those the authorization server issues
 	// for this gateway's MCP URL pass; those for another resource do not.
-	g, err := gateway.New(st, c, issuer.VerifierFor(resource), &gateway.Options{
+	runs, err := workflows.NewClient(c, nil)
+	if err != nil {
+		return err
+	}
+	g, err := gateway.New(st, runs, issuer.VerifierFor(resource), &gateway.Options{
 		Org: cfg.org, BaseURL: baseURL, Lease: cfg.lease, Secret: key, Logger: log, AuthServers: authServers,
 	})
 	if err != nil {
 		return err
 	}
 	reg := gateway.NewRegistry(st, cfg.org, g.Offer())
-	groups := map[string]bool{"operators": true}
+	groups := map[string]bool{interpreter.DefaultOperators: true}
 	for _, dir := range cfg.processes {
 		folders, err := processFolders(dir)
 		if err != nil {
@@ -218,7 +224,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	return serveAll(ctx, servers, func() {
 		agentTok, _ := issuer.Issue(auth.Identity{ID: "a_dev", Kind: auth.KindAgent}, 30*24*time.Hour)
 		personTok, _ := issuer.Issue(auth.Identity{ID: "dev@example.com", Kind: auth.KindPerson, Groups: gs}, 30*24*time.Hour)
-		opTok, _ := issuer.Issue(auth.Identity{ID: "u_ops", Kind: auth.KindOperator, Groups: []string{"operators"}}, 30*24*time.Hour)
+		opTok, _ := issuer.Issue(auth.Identity{ID: "u_ops", Kind: auth.KindOperator, Groups: []string{interpreter.DefaultOperators}}, 30*24*time.Hour)
 		fmt.Fprintf(stdout, "Temporal UI: %s\n", tsrv.UIAddress())
 		fmt.Fprintf(stdout, "Temporal frontend: %s (namespace %s)\n", tsrv.FrontendAddress(), tsrv.Namespace())
 		fmt.Fprintf(stdout, "Dev tokens (30 days; more with 'baton token --data %s'):\n", cfg.data)

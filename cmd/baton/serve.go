@@ -200,8 +200,12 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 	if err != nil {
 		return err
 	}
-	g, err := gateway.New(st, c, v, &gateway.Options{
-		Org: cfg.org, BaseURL: cfg.publicURL(), TaskQueue: cfg.taskQueue, Lease: cfg.lease,
+	runs, err := workflows.NewClient(c, &workflows.ClientOptions{TaskQueue: cfg.taskQueue})
+	if err != nil {
+		return err
+	}
+	g, err := gateway.New(st, runs, v, &gateway.Options{
+		Org: cfg.org, BaseURL: cfg.publicURL(), Lease: cfg.lease,
 		MaxUploadBytes: cfg.maxUpload, Secret: key, Logger: log, AuthServers: cfg.authServers(),
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/interpreter"
 )
 
 const tokenUsage = `usage: baton token [--data DIR] (--agent ID | --person EMAIL [--group G]... | --operator ID) [--ttl D]
@@ -46,7 +47,7 @@ func runToken(args []string, stdout, stderr io.Writer) int {
 		id, n = auth.Identity{ID: person, Kind: auth.KindPerson, Groups: groups}, n+1
 	}
 	if operator != "" {
-		id, n = auth.Identity{ID: operator, Kind: auth.KindOperator, Groups: append([]string{"operators"}, groups...)}, n+1
+		id, n = auth.Identity{ID: operator, Kind: auth.KindOperator, Groups: append([]string{interpreter.DefaultOperators}, groups...)}, n+1
 	}
 	if n != 1 || fl.NArg() > 0 {
 		fmt.Fprintln(stderr, "baton token: give exactly one of --agent, --person, --operator")

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,7 +42,117 @@ UPDATE requests SET result = $3 WHERE org = $1 AND request_id = $2`
 DELETE FROM requests WHERE created_at < $1`
 
 	requestColumns = `org, request_id, tool, digest, result, created_at`
+
+	// sqlReserveRequest inserts a record without a result, or returns the
+	// one there: created tells which.
+	sqlReserveRequest = `
+WITH ins AS (
+    INSERT INTO requests (org, request_id, tool, digest, result)
+    VALUES ($1, $2, $3, $4, NULL)
+    ON CONFLICT (org, request_id) DO NOTHING
+    RETURNING ` + requestColumns + `, true AS created
 )
+SELECT * FROM ins
+UNION ALL
+SELECT ` + requestColumns + `, false FROM requests
+WHERE org = $1 AND request_id = $2 AND NOT EXISTS (SELECT 1 FROM ins)`
+
+	// sqlTakeOverRequest gives an abandoned reservation (no result, older
+	// than $5) to a call with another digest.
+	sqlTakeOverRequest = `
+UPDATE requests SET tool = $3, digest = $4, created_at = now()
+WHERE org = $1 AND request_id = $2 AND result IS NULL AND digest <> $4
+  AND created_at < now() - $5::interval
+RETURNING ` + requestColumns
+
+	sqlReleaseRequest = `
+DELETE FROM requests WHERE org = $1 AND request_id = $2 AND digest = $3 AND result IS NULL`
+
+	// sqlRecordAnswer stores a call's answer, inserting the record when no
+	// reservation is there; a record of another digest is left alone.
+	sqlRecordAnswer = `
+INSERT INTO requests (org, request_id, tool, digest, result)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (org, request_id) DO UPDATE SET result = EXCLUDED.result
+WHERE requests.digest = EXCLUDED.digest AND requests.result IS NULL`
+)
+
+// AbandonAfter is how long a reservation without a result binds its
+// requestId to its digest: a call that died before answering frees its
+// requestId for other arguments after it.
+const AbandonAfter = 30 * time.Second
+
+func (r Request) check() error {
+	if r.Org == "" || r.RequestID == "" || len(r.Digest) == 0 {
+		return fmt.Errorf("store: request record: Org, RequestID and Digest are required")
+	}
+	return nil
+}
+
+// ReserveRequest claims requestID for a call with digest, before the call
+// runs: it returns the record now stored and whether this call created it.
+// A stored record with a Result is a replay (same digest) or a conflict
+// (another digest). One without a Result is a call still running or one
+// that died before answering: with the same digest the caller goes on
+// (the write underneath is idempotent by itself); with another digest it
+// is a conflict, unless the reservation is older than AbandonAfter, in
+// which case this call takes it over (created is then true).
+func (s *Store) ReserveRequest(ctx context.Context, q Querier, r Request) (stored Request, created bool, err error) {
+	if err := r.check(); err != nil {
+		return Request{}, false, err
+	}
+	q = s.q(q)
+	for range 3 {
+		var c bool
+		row := q.QueryRow(ctx, sqlReserveRequest, r.Org, r.RequestID, r.Tool, r.Digest)
+		err = row.Scan(&stored.Org, &stored.RequestID, &stored.Tool, &stored.Digest, &stored.Result, &stored.CreatedAt, &c)
+		if err == pgx.ErrNoRows {
+			continue // inserted and committed by another call between the two halves
+		}
+		if err != nil {
+			return Request{}, false, fmt.Errorf("store: reserve request %s: %w", r.RequestID, err)
+		}
+		if c || stored.Result != nil || bytes.Equal(stored.Digest, r.Digest) {
+			return stored, c, nil
+		}
+		rows, _ := q.Query(ctx, sqlTakeOverRequest, r.Org, r.RequestID, r.Tool, r.Digest, AbandonAfter.String())
+		taken, err := pgx.CollectExactlyOneRow(rows, scanRequest)
+		if err == pgx.ErrNoRows {
+			return stored, false, nil
+		}
+		if err != nil {
+			return Request{}, false, fmt.Errorf("store: reserve request %s: %w", r.RequestID, err)
+		}
+		return taken, true, nil
+	}
+	return Request{}, false, fmt.Errorf("store: reserve request %s: the record keeps changing", r.RequestID)
+}
+
+// ReleaseRequest drops the reservation of a call that was refused, so the
+// requestId may be used again (SPEC-DECISIONS §6). A record with a result
+// stays.
+func (s *Store) ReleaseRequest(ctx context.Context, q Querier, r Request) error {
+	if _, err := s.q(q).Exec(ctx, sqlReleaseRequest, r.Org, r.RequestID, r.Digest); err != nil {
+		return fmt.Errorf("store: release request %s: %w", r.RequestID, err)
+	}
+	return nil
+}
+
+// RecordAnswer stores a call's answer (r.Result) under its requestId: into
+// its reservation, or as a new record when there is none. A record of the
+// requestId with another digest is left as it is.
+func (s *Store) RecordAnswer(ctx context.Context, q Querier, r Request) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	if r.Result == nil {
+		return fmt.Errorf("store: record answer %s: result is nil", r.RequestID)
+	}
+	if _, err := s.q(q).Exec(ctx, sqlRecordAnswer, r.Org, r.RequestID, r.Tool, r.Digest, []byte(r.Result)); err != nil {
+		return fmt.Errorf("store: record answer %s: %w", r.RequestID, err)
+	}
+	return nil
+}
 
 // PutRequest inserts r unless a record of r.RequestID exists, and returns
 // the record now stored and whether this call inserted it. The caller then

@@ -137,6 +137,20 @@ type workJSON struct {
 //
 // Times are stored with microsecond precision.
 func (s *Store) UpsertRun(ctx context.Context, q Querier, row RunRow, work []WorkRow) (applied bool, err error) {
+	return s.PublishRun(ctx, q, &row, work, nil)
+}
+
+// PublishRun is what a run writes after a change, in one round trip: its row
+// and open work as UpsertRun writes them (when row is not nil), and the
+// answer of the write that changed it (when answer is not nil), recorded
+// as RecordAnswer does.
+func (s *Store) PublishRun(ctx context.Context, q Querier, row *RunRow, work []WorkRow, answer *Request) (applied bool, err error) {
+	if row == nil {
+		if answer == nil {
+			return false, nil
+		}
+		return false, s.RecordAnswer(ctx, q, *answer)
+	}
 	if row.Org == "" || row.RunID == "" {
 		return false, fmt.Errorf("store: upsert run: Org and RunID are required")
 	}
@@ -181,6 +195,12 @@ func (s *Store) UpsertRun(ctx context.Context, q Querier, row RunRow, work []Wor
 		row.StartedAt.Truncate(time.Microsecond), row.UpdatedAt.Truncate(time.Microsecond),
 		row.Seq, finalView(row.FinalView))
 	b.Queue(sqlReplaceWork, row.Org, row.RunID, workDoc, row.Process, row.Version, row.Mode, row.Seq)
+	if answer != nil {
+		if err := answer.check(); err != nil {
+			return false, err
+		}
+		b.Queue(sqlRecordAnswer, answer.Org, answer.RequestID, answer.Tool, answer.Digest, []byte(answer.Result))
+	}
 	br := s.q(q).SendBatch(ctx, b)
 	var seq int64
 	switch err = br.QueryRow().Scan(&seq); err {
@@ -190,6 +210,9 @@ func (s *Store) UpsertRun(ctx context.Context, q Querier, row RunRow, work []Wor
 		err = nil // an older or repeated write: keep the stored one
 	}
 	if err == nil {
+		_, err = br.Exec()
+	}
+	if err == nil && answer != nil {
 		_, err = br.Exec()
 	}
 	if cerr := br.Close(); err == nil {

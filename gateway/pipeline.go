@@ -1,0 +1,269 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/interpreter"
+	"github.com/baton-run/baton/workflows"
+)
+
+// A tool call's way through the gateway, top to bottom (serve):
+//
+//  1. Decode the arguments once, numbers kept exact.
+//  2. Authenticate: the identity the bearer token carries (the MCP
+//     endpoint) or that the caller established (Call).
+//  3. Check the arguments against the tool's official schema: invalid
+//     before anything else (SPEC-DECISIONS §1).
+//  4. A write reserves its requestId. One answered before replays here,
+//     from its record, whatever happened to the run since (§4).
+//  5. Run the tool. A write to a run is one command to its workflow,
+//     which records the answer beside its read model before it returns.
+//  6. A refused write releases its reservation, so the requestId may be
+//     used again (§6); a write that is not a run's (upload) records its
+//     answer itself.
+//  7. Render: signed file links and claim tokens are added on the way out,
+//     never stored, so a replay always carries fresh ones.
+//
+// Every tool is one entry of the table in tools.go.
+
+// call is one tool call on its way through the gateway.
+type call struct {
+	tool *tool
+	org  string
+	id   auth.Identity
+	args map[string]any // decoded with exact numbers
+	raw  json.RawMessage
+	// reqID and digest identify a write (SPEC-DECISIONS §5).
+	reqID  string
+	digest []byte
+}
+
+// Call runs one tool for an identity the caller has authenticated, exactly
+// as the MCP endpoint runs it: the same argument checks, idempotency on
+// requestId, refusals and rendering (signed file links). It returns the
+// tool's data on success and an *interpreter.Error for a refusal; any
+// other error is the server failing.
+func (g *Gateway) Call(ctx context.Context, id auth.Identity, tool string, args json.RawMessage) (json.RawMessage, error) {
+	t := g.tools[tool]
+	if t == nil {
+		return nil, fmt.Errorf("gateway: no tool %q", tool)
+	}
+	data, err := g.serve(ctx, t, &id, args)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(data)
+}
+
+// serve takes a call through the pipeline. A panic in a tool is the
+// server failing, never a crash: the caller gets retry.
+func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw json.RawMessage) (data any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			g.opts.Logger.Error("tool panicked", "tool", t.name, "panic", p, "stack", string(debug.Stack()))
+			data, err = nil, errRetry
+		}
+	}()
+	// 1. Decode once.
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage(`{}`)
+	}
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return nil, invalid("The arguments are not JSON.", "arguments: not JSON")
+	}
+	args, ok := v.(map[string]any)
+	if !ok {
+		return nil, invalid("The arguments must be an object.", "arguments: expected object")
+	}
+	// 2. Authenticate.
+	if id == nil {
+		return nil, forbidden("No identity: send a bearer token.")
+	}
+	// 3. Check the arguments.
+	if issues := g.schemas[t.name].issues(args); len(issues) > 0 {
+		return nil, invalid("The arguments do not match the tool's schema: "+strings.Join(issues, "; ")+".", issues...)
+	}
+	c := &call{tool: t, org: g.opts.Org, id: *id, args: args, raw: raw}
+	if t.who != nil && !t.who[c.id.Kind] {
+		return nil, forbidden(t.whoMessage)
+	}
+	if t.read != nil {
+		return t.read(g, ctx, c)
+	}
+	// 4. Reserve the requestId; a replay answers from its record.
+	c.reqID, c.digest = c.str("requestId"), digest(c)
+	stored, replay, err := g.reserve(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if replay {
+		return t.render(g, c, stored)
+	}
+	// 5. Run it.
+	answer, err := g.runWrite(ctx, c)
+	if err != nil {
+		// 6. A refusal records nothing.
+		if rerr := g.store.ReleaseRequest(context.WithoutCancel(ctx), nil, c.request(nil)); rerr != nil {
+			g.opts.Logger.Warn("releasing a refused call's requestId failed", "tool", t.name, "error", rerr)
+		}
+		return nil, err
+	}
+	if t.recordsItself {
+		if err := g.store.RecordAnswer(ctx, nil, c.request(answer)); err != nil {
+			return nil, err
+		}
+	}
+	// 7. Render.
+	return t.render(g, c, answer)
+}
+
+// runWrite runs a write: one command to a run's workflow, or the tool's
+// own write.
+func (g *Gateway) runWrite(ctx context.Context, c *call) (json.RawMessage, error) {
+	t := c.tool
+	if t.write != nil {
+		return t.write(g, ctx, c)
+	}
+	runID, cmd, err := t.command(g, ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	answer, err := g.runs.Write(ctx, g.opts.Org, runID, c.reqID, hex.EncodeToString(c.digest), cmd)
+	if errors.Is(err, workflows.ErrNoRun) {
+		return nil, g.runGone(ctx, runID)
+	}
+	var e *interpreter.Error
+	if errors.As(err, &e) && t.refused != nil {
+		t.refused(g, ctx, runID, cmd, e)
+	}
+	return answer, err
+}
+
+// runGone explains a write whose run has no running workflow: no such run
+// in this organization, or a run that ended (run_ended comes before every
+// other check of a write).
+func (g *Gateway) runGone(ctx context.Context, runID string) error {
+	_, err := g.store.GetRun(ctx, g.opts.Org, runID)
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound(fmt.Sprintf("No run %s in this organization.", quote(runID)))
+	}
+	if err != nil {
+		return err
+	}
+	return conflict("The run has ended; nothing more can be written to it.", interpreter.IssueRunEnded)
+}
+
+// reserve claims the call's requestId. It reports a replay, with the stored
+// answer, when the requestId was answered before with the same digest; the
+// same requestId with another digest is a conflict.
+func (g *Gateway) reserve(ctx context.Context, c *call) (json.RawMessage, bool, error) {
+	stored, created, err := g.store.ReserveRequest(ctx, nil, c.request(nil))
+	if err != nil {
+		return nil, false, err
+	}
+	if created {
+		return nil, false, nil
+	}
+	if !bytes.Equal(stored.Digest, c.digest) {
+		return nil, false, conflict("This requestId was already used with other arguments or by another identity; use a new one.", interpreter.IssueRequestIDReused)
+	}
+	if stored.Result == nil {
+		// The same call is running, or died before it answered: run it
+		// again. The write underneath is idempotent by itself (Temporal's
+		// update id, ids derived from the requestId), so both get one
+		// answer.
+		return nil, false, nil
+	}
+	return stored.Result, true, nil
+}
+
+// request is the call's idempotency record.
+func (c *call) request(answer json.RawMessage) store.Request {
+	return store.Request{Org: c.org, RequestID: c.reqID, Tool: c.tool.name, Digest: c.digest, Result: answer}
+}
+
+func (c *call) str(name string) string {
+	s, _ := c.args[name].(string)
+	return s
+}
+
+func (c *call) optStr(name string) *string {
+	s, ok := c.args[name].(string)
+	if !ok {
+		return nil
+	}
+	return &s
+}
+
+func (c *call) object(name string) interpreter.Values {
+	m, ok := c.args[name].(map[string]any)
+	if !ok {
+		return nil
+	}
+	return m
+}
+
+// evidence returns the evidence argument, nil when it is absent.
+func (c *call) evidence() []interpreter.Evidence {
+	list, ok := c.args["evidence"].([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]interpreter.Evidence, 0, len(list))
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		k, _ := m["kind"].(string)
+		r, _ := m["ref"].(string)
+		out = append(out, interpreter.Evidence{Kind: k, Ref: r})
+	}
+	return out
+}
+
+func (c *call) actor() interpreter.Actor {
+	return interpreter.Actor{ID: c.id.ID, Kind: interpreter.ActorKind(c.id.Kind), Groups: c.id.Groups}
+}
+
+// quote quotes an id a caller sent for a message, cut to a length a
+// message can carry.
+func quote(s string) string {
+	const most = 80
+	if len(s) > most {
+		cut := most
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+var errRetry = &interpreter.Error{Code: interpreter.CodeRetry, Message: "The server could not complete the call; retry with the same requestId."}
+
+func invalid(message string, issues ...string) *interpreter.Error {
+	return &interpreter.Error{Code: interpreter.CodeInvalid, Message: message, Issues: issues}
+}
+
+func forbidden(message string) *interpreter.Error {
+	return &interpreter.Error{Code: interpreter.CodeForbidden, Message: message}
+}
+
+func notFound(message string) *interpreter.Error {
+	return &interpreter.Error{Code: interpreter.CodeNotFound, Message: message}
+}
+
+func conflict(message string, issues ...string) *interpreter.Error {
+	return &interpreter.Error{Code: interpreter.CodeConflict, Message: message, Issues: issues}
+}

@@ -1,0 +1,233 @@
+package workflows
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/baton-run/baton/interpreter"
+)
+
+// Client is everything the gateway does with a run through Temporal: it
+// starts runs, sends them writes, reads their view and hands them the
+// issues of a refused submission. It owns the workflow and update names,
+// workflow ids and their policies, search attributes, the start's dry run,
+// the digest echo, and turning an update's failure into the spec's error.
+// It is safe for concurrent use.
+type Client struct {
+	c    client.Client
+	opts ClientOptions
+}
+
+// ClientOptions configure a Client.
+type ClientOptions struct {
+	// TaskQueue is where runs' workflows are started. Default
+	// DefaultTaskQueue.
+	TaskQueue string
+}
+
+// ErrNoRun is returned, wrapped, when a run's workflow is not running: the
+// run ended and its workflow closed, or no such run was ever started. The
+// caller tells them apart from its own records.
+var ErrNoRun = errors.New("workflows: the run's workflow is not running")
+
+// NewClient returns a Client over a Temporal client. Nil options mean
+// defaults.
+func NewClient(c client.Client, opts *ClientOptions) (*Client, error) {
+	if c == nil {
+		return nil, errors.New("workflows: a Temporal client is required")
+	}
+	cl := &Client{c: c}
+	if opts != nil {
+		cl.opts = *opts
+	}
+	if cl.opts.TaskQueue == "" {
+		cl.opts.TaskQueue = DefaultTaskQueue
+	}
+	return cl, nil
+}
+
+// RunID is the id of the run a start_run with requestID starts in org: a
+// start retried after a lost answer finds the run it started.
+func RunID(org, requestID string) string {
+	h := sha256.Sum256([]byte(org + "\x00r_\x00" + requestID))
+	return "r_" + hex.EncodeToString(h[:10])
+}
+
+// Start is a run to start.
+type Start struct {
+	Org string
+	// RequestID is the start_run's requestId: the run's id derives from it
+	// (RunID) and it is the start update's id.
+	RequestID string
+	// Digest identifies the start_run call; a replay with another digest is
+	// a conflict.
+	Digest    string
+	Process   *interpreter.Process
+	Version   int
+	Roles     map[string]string
+	Operators string
+	Inputs    interpreter.Values
+	Mode      string
+	Starter   interpreter.Actor
+	Limits    interpreter.Limits
+}
+
+// StartRun starts a run and returns the run view its start answered. The
+// machine checks the start first: a refusal comes back as an
+// *interpreter.Error and nothing starts. A start whose request started the
+// run already answers as the first time did.
+func (c *Client) StartRun(ctx context.Context, s Start) (json.RawMessage, error) {
+	if s.RequestID == "" || s.Process == nil {
+		return nil, errors.New("workflows: a start needs a request id and a process")
+	}
+	mode := s.Mode
+	if mode == "" {
+		mode = interpreter.ModeLive
+	}
+	in := Input{
+		Org: s.Org, RunID: RunID(s.Org, s.RequestID), Process: s.Process, Version: s.Version,
+		Roles: s.Roles, Operators: s.Operators, Inputs: s.Inputs, Mode: mode, Starter: s.Starter, Limits: s.Limits,
+		RequestID: s.RequestID, Digest: s.Digest,
+	}
+	// The machine checks the start before anything is recorded.
+	if _, err := interpreter.StartRun(in.start(), time.Now()); err != nil {
+		return nil, err
+	}
+	op := c.c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID:                       in.RunID,
+		TaskQueue:                c.opts.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		StaticSummary:            fmt.Sprintf("%s v%d (%s)", s.Process.Name, s.Version, mode),
+		StaticDetails:            staticDetails(in),
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			keyProcess.ValueSet(s.Process.Name),
+			keyVersion.ValueSet(int64(s.Version)),
+			keyMode.ValueSet(mode),
+			keyState.ValueSet(string(interpreter.RunActive)),
+		),
+	}, WorkflowName, in)
+	h, err := c.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateID: s.RequestID, UpdateName: UpdateStart, WaitForStage: client.WorkflowUpdateStageCompleted,
+			Args: []any{StartRequest{Digest: s.Digest}},
+		},
+	})
+	if err != nil {
+		return nil, noRun(err)
+	}
+	return c.result(ctx, h, s.Digest)
+}
+
+// start is the machine's start of this input.
+func (in Input) start() interpreter.Start {
+	return interpreter.Start{
+		RunID: in.RunID, Process: in.Process, Version: in.Version, Roles: in.Roles, Operators: in.Operators,
+		Inputs: in.Inputs, Mode: in.Mode, Starter: in.Starter, Limits: in.Limits,
+	}
+}
+
+// Write sends one command to a run as the update that carries it, with the
+// request id as update id: a retry after a lost answer gets the first
+// answer. The caller's organization must be the run's. A refusal comes
+// back as an *interpreter.Error; a run whose workflow is not running as
+// ErrNoRun.
+func (c *Client) Write(ctx context.Context, org, runID, requestID, digest string, cmd interpreter.Command) (json.RawMessage, error) {
+	name, err := UpdateOf(cmd)
+	if err != nil {
+		return nil, err
+	}
+	h, err := c.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		UpdateID:     requestID,
+		WorkflowID:   runID,
+		UpdateName:   name,
+		Args:         []any{Write{Digest: digest, Org: org, Command: cmd}},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return nil, noRun(err)
+	}
+	return c.result(ctx, h, digest)
+}
+
+// result waits for an update's answer and checks that it answers this
+// request: Temporal returns the first answer of an update id whatever the
+// arguments, so a reused request id with other arguments shows here.
+func (c *Client) result(ctx context.Context, h client.WorkflowUpdateHandle, digest string) (json.RawMessage, error) {
+	var res Result
+	if err := h.Get(ctx, &res); err != nil {
+		if e, ok := AsRefusal(err); ok {
+			return nil, e
+		}
+		return nil, noRun(err)
+	}
+	if res.Digest != digest {
+		return nil, &interpreter.Error{Code: interpreter.CodeConflict, Message: "This requestId was already used with other arguments; use a new one.", Issues: []string{interpreter.IssueRequestIDReused}}
+	}
+	return res.Value, nil
+}
+
+// View returns a running run's view.
+func (c *Client) View(ctx context.Context, runID string) (json.RawMessage, error) {
+	q, err := c.c.QueryWorkflow(ctx, runID, "", QueryView)
+	if err != nil {
+		return nil, noRun(err)
+	}
+	var raw json.RawMessage
+	if err := q.Get(&raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// NoteRefusal hands the issues of a refused submission to the run, for the
+// next attempt's handoff.
+func (c *Client) NoteRefusal(ctx context.Context, runID string, n interpreter.NoteRefusal) error {
+	return noRun(c.c.SignalWorkflow(ctx, runID, "", SignalRefusal, n))
+}
+
+// noRun marks the errors that mean the run's workflow is not running.
+func noRun(err error) error {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%w: %w", ErrNoRun, err)
+	}
+	return err
+}
+
+// staticDetails is the markdown the Temporal UI shows as a run's details
+// for its whole life. Caller-supplied text goes into code spans fenced so
+// that no backtick in it can end them.
+func staticDetails(in Input) string {
+	inputs, _ := json.Marshal(in.Inputs)
+	return fmt.Sprintf("**%s** version %d, content hash %s\n\nStarted by %s (%s), mode %s.\n\nInputs: %s",
+		in.Process.Name, in.Version, codeSpan(in.Process.Hash), codeSpan(in.Starter.ID), in.Starter.Kind, in.Mode, codeSpan(string(inputs)))
+}
+
+// codeSpan renders s as a markdown code span whose fence is longer than
+// any run of backticks inside it (CommonMark §6.1).
+func codeSpan(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	return fence + " " + strings.ReplaceAll(s, "\n", " ") + " " + fence
+}
