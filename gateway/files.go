@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"strconv"
 
@@ -69,7 +70,39 @@ func (g *Gateway) checkFile(ctx context.Context, ref string) (interpreter.FileCh
 	return interpreter.FileCheck{Found: true, Matches: hex.EncodeToString(sum[:]) == f.SHA256, SHA256: f.SHA256}, nil
 }
 
-// serveFile serves an uploaded file through a signed, expiring link.
+// inlineTypes are the media types a browser shows without running anything
+// in the gateway's origin: an uploaded file of any other type (HTML, SVG,
+// XML, scripts, or a type that does not parse) is served as a download.
+var inlineTypes = map[string]bool{
+	"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true,
+	"application/pdf": true, "text/plain": true,
+}
+
+// fileHeaders returns the Content-Type and Content-Disposition an uploaded
+// file is served with: its declared type, inline when that type is in
+// inlineTypes and as an attachment otherwise (application/octet-stream when
+// the declared type does not parse).
+func fileHeaders(contentType, name string) (ctype, disposition string) {
+	disposition = "attachment"
+	ctype = "application/octet-stream"
+	if mt, params, err := mime.ParseMediaType(contentType); err == nil {
+		if ctype = mime.FormatMediaType(mt, params); ctype == "" {
+			ctype = "application/octet-stream"
+		}
+		if inlineTypes[mt] {
+			disposition = "inline"
+		}
+	}
+	if d := mime.FormatMediaType(disposition, map[string]string{"filename": name}); d != "" {
+		return ctype, d
+	}
+	return ctype, disposition
+}
+
+// serveFile serves an uploaded file through a signed, expiring link. The
+// answer is always sandboxed (Content-Security-Policy: sandbox) and never
+// sniffed, and only inert types are shown inline (see inlineTypes), so an
+// uploaded page cannot run script as the gateway.
 func (g *Gateway) serveFile(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	q := r.URL.Query()
@@ -86,9 +119,13 @@ func (g *Gateway) serveFile(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "could not read the file", http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", f.ContentType)
-	w.Header().Set("Content-Length", strconv.Itoa(len(f.Bytes)))
-	w.Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", f.Name))
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	ctype, disposition := fileHeaders(f.ContentType, f.Name)
+	h := w.Header()
+	h.Set("Content-Type", ctype)
+	h.Set("Content-Length", strconv.Itoa(len(f.Bytes)))
+	h.Set("Content-Disposition", disposition)
+	h.Set("Content-Security-Policy", "sandbox")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "private, no-store")
 	_, _ = w.Write(f.Bytes)
 }
