@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -35,6 +36,7 @@ type serveConfig struct {
 	tlsCert, tlsKey, tlsCA, tlsServerName             string
 	jwksURL, issuer, audience, kindClaim, groupsClaim string
 	devKeyDir, webhook                                string
+	devTokens                                         bool
 	lease                                             time.Duration
 	maxUpload                                         int
 }
@@ -61,7 +63,8 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 		stringFlag(fl, &c.audience, "audience", "", "the tokens' aud (default the MCP URL)")
 		stringFlag(fl, &c.kindClaim, "kind-claim", "baton_kind", "claim naming agent, person or operator")
 		stringFlag(fl, &c.groupsClaim, "groups-claim", "groups", "claim listing the caller's groups")
-		stringFlag(fl, &c.devKeyDir, "dev-key-dir", "", "accept dev tokens of this data folder instead of JWTs")
+		boolFlag(fl, &c.devTokens, "dev-tokens", false, "DEVELOPMENT ONLY: accept the dev tokens of --dev-key-dir instead of an issuer's JWTs")
+		stringFlag(fl, &c.devKeyDir, "dev-key-dir", "", "data folder of 'baton dev' whose dev tokens --dev-tokens accepts (default .baton)")
 		durationFlag(fl, &c.lease, "lease", 10*time.Minute, "claim lease length")
 		intFlag(fl, &c.maxUpload, "max-upload-bytes", 10<<20, "largest upload")
 	}
@@ -94,16 +97,50 @@ func (c *serveConfig) temporalClient(ctx context.Context, log *slog.Logger) (cli
 	return client.DialContext(ctx, opts)
 }
 
-func (c *serveConfig) verifier(ctx context.Context) (auth.Verifier, error) {
-	if c.devKeyDir != "" {
-		issuer, err := auth.LoadOrCreateDevKey(c.devKeyDir)
+// check refuses settings that make no sense together, before anything
+// connects or is created.
+func (c *serveConfig) check(withGateway bool) error {
+	if c.databaseURL == "" {
+		return errors.New("--database-url is required")
+	}
+	if !withGateway {
+		return nil
+	}
+	switch {
+	case c.devTokens && (c.jwksURL != "" || c.issuer != ""):
+		return errors.New("--dev-tokens and --jwks-url/--issuer are two ways to authenticate callers: give one (in production, --jwks-url and --issuer)")
+	case c.devKeyDir != "" && !c.devTokens:
+		return errors.New("--dev-key-dir (env BATON_DEV_KEY_DIR) is set but --dev-tokens is not: dev tokens are for development; add --dev-tokens to accept them, or unset it and give --jwks-url and --issuer")
+	case !c.devTokens && (c.jwksURL == "" || c.issuer == ""):
+		return errors.New("give --jwks-url and --issuer (or --dev-tokens, for development)")
+	}
+	if c.lease < time.Second {
+		return fmt.Errorf("--lease %v is under the minimum of 1s", c.lease)
+	}
+	if c.maxUpload < 1 {
+		return fmt.Errorf("--max-upload-bytes %d must be at least 1", c.maxUpload)
+	}
+	return nil
+}
+
+// verifier returns what checks callers' bearer tokens: the issuer's JWTs,
+// or with --dev-tokens the dev tokens of an existing dev key, loudly.
+func (c *serveConfig) verifier(ctx context.Context, log *slog.Logger) (auth.Verifier, error) {
+	if c.devTokens {
+		dir := c.devKeyDir
+		if dir == "" {
+			dir = ".baton"
+		}
+		issuer, err := auth.LoadDevKey(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: point --dev-key-dir at the data folder of 'baton dev', or make a key there with 'baton token --data %s --agent a_dev'", err, dir)
+		}
 		if err != nil {
 			return nil, err
 		}
+		log.Warn("DEV TOKENS ACCEPTED: this gateway trusts HS256 tokens signed with the dev key in " + dir +
+			"; whoever can read that file can act as any agent, person or operator. Never run it like this in production: use --jwks-url and --issuer.")
 		return issuer.Verify, nil
-	}
-	if c.jwksURL == "" || c.issuer == "" {
-		return nil, errors.New("give --jwks-url and --issuer (or --dev-key-dir for dev tokens)")
 	}
 	aud := c.audience
 	if aud == "" {
@@ -139,14 +176,11 @@ func serveCommand(name, about string, withGateway, withWorker bool, args []strin
 	fl.SetOutput(stderr)
 	fl.Usage = func() { fmt.Fprintf(stderr, serveUsage, name, about); fl.PrintDefaults() }
 	cfg.flags(fl, withGateway, withWorker)
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseCommand(name, fl, args, stderr); !ok {
+		return code
 	}
-	if cfg.databaseURL == "" {
-		fmt.Fprintf(stderr, "baton %s: --database-url is required\n", name)
+	if err := cfg.check(withGateway); err != nil {
+		fmt.Fprintf(stderr, "baton %s: %v\n", name, err)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -160,6 +194,13 @@ func serveCommand(name, about string, withGateway, withWorker bool, args []strin
 }
 
 func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, stdout io.Writer, log *slog.Logger) error {
+	var v auth.Verifier
+	if withGateway {
+		var err error
+		if v, err = cfg.verifier(ctx, log); err != nil {
+			return err
+		}
+	}
 	c, err := cfg.temporalClient(ctx, log)
 	if err != nil {
 		return fmt.Errorf("connect to Temporal at %s: %w", cfg.temporalAddress, err)
@@ -182,10 +223,6 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 		return err
 	}
 	defer st.Close()
-	v, err := cfg.verifier(ctx)
-	if err != nil {
-		return err
-	}
 	key, err := secret(cfg.secretFile)
 	if err != nil {
 		return err
