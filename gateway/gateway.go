@@ -173,7 +173,7 @@ func (g *Gateway) Handler() http.Handler {
 		MaxRequestBodyBytes: int64(g.opts.MaxUploadBytes)*4/3 + 1<<20,
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", auth.Middleware(g.verify, metadataURL, g.opts.Logger)(mcpHandler))
+	mux.Handle("/mcp", auth.Middleware(g.verify, metadataURL, g.opts.Logger)(limitBodies(mcpHandler, g.opts.MaxUploadBytes)))
 	mux.Handle("/.well-known/oauth-protected-resource", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers))
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers))
 	mux.HandleFunc("GET /files/{id}", g.serveFile)

@@ -167,7 +167,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		}
 	}
 
-	return serveHTTP(ctx, cfg.listen, g, func(url string) {
+	return serveHTTP(ctx, cfg.listen, gateway.LimitConcurrency(g.Handler(), nil), func(url string) {
 		var gs []string
 		for g := range groups {
 			gs = append(gs, g)

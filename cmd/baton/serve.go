@@ -38,7 +38,7 @@ type serveConfig struct {
 	devKeyDir, webhook                                string
 	devTokens                                         bool
 	lease                                             time.Duration
-	maxUpload                                         int
+	maxUpload, maxRequests                            int
 }
 
 func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
@@ -67,6 +67,7 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 		stringFlag(fl, &c.devKeyDir, "dev-key-dir", "", "data folder of 'baton dev' whose dev tokens --dev-tokens accepts (default .baton)")
 		durationFlag(fl, &c.lease, "lease", 10*time.Minute, "claim lease length")
 		intFlag(fl, &c.maxUpload, "max-upload-bytes", 10<<20, "largest upload")
+		intFlag(fl, &c.maxRequests, "max-requests", 256, "most requests served at once; more wait up to 5s, then get 503")
 	}
 }
 
@@ -119,6 +120,9 @@ func (c *serveConfig) check(withGateway bool) error {
 	}
 	if c.maxUpload < 1 {
 		return fmt.Errorf("--max-upload-bytes %d must be at least 1", c.maxUpload)
+	}
+	if c.maxRequests < 1 {
+		return fmt.Errorf("--max-requests %d must be at least 1", c.maxRequests)
 	}
 	return nil
 }
@@ -234,5 +238,6 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 	if err != nil {
 		return err
 	}
-	return serveHTTP(ctx, cfg.listen, g, func(url string) { fmt.Fprintf(stdout, "MCP: %s/mcp\n", url) })
+	h := gateway.LimitConcurrency(g.Handler(), &gateway.ConcurrencyOptions{MaxRequests: cfg.maxRequests})
+	return serveHTTP(ctx, cfg.listen, h, func(url string) { fmt.Fprintf(stdout, "MCP: %s/mcp\n", url) })
 }

@@ -66,13 +66,28 @@ func secret(path string) ([]byte, error) {
 	return auth.LoadOrCreateKey(path)
 }
 
-// serveHTTP serves the gateway until ctx ends, then shuts down.
-func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, ready func(url string)) error {
+// newHTTPServer returns the gateway's HTTP server. Every phase of a request
+// is bounded: headers in 10 seconds, a body of up to gateway.MaxRequestBytes
+// in gateway.ReadTimeout, the answer within gateway.CallTimeout after that,
+// and an idle connection is closed after 2 minutes. An upload gets longer:
+// the gateway pushes its deadlines back by gateway.UploadTimeout.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       gateway.ReadTimeout,
+		WriteTimeout:      gateway.ReadTimeout + gateway.CallTimeout,
+		IdleTimeout:       2 * time.Minute,
+	}
+}
+
+// serveHTTP serves h until ctx ends, then shuts down.
+func serveHTTP(ctx context.Context, addr string, h http.Handler, ready func(url string)) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(h)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	if ready != nil {
