@@ -35,10 +35,14 @@ func (g *Gateway) upload(ctx context.Context, c *call) (any, error) {
 	return g.write(ctx, c, func(ctx context.Context, reqID string, d []byte) (any, error) {
 		// The file's id derives from the requestId, so a retried or racing
 		// upload with the same requestId stores the bytes once.
-		f, err := g.store.PutFile(ctx, nil, store.File{
+		f, err := g.store.PutFileWithinQuota(ctx, nil, store.File{
 			Org: g.opts.Org, ID: g.derivedID("f_", reqID), Name: c.str("fileName"), ContentType: c.str("contentType"),
 			Bytes: data, CreatedBy: c.id.ID,
-		})
+		}, g.opts.UploadQuota.store())
+		var quota *store.QuotaError
+		if errors.As(err, &quota) {
+			return nil, quotaRefusal(quota)
+		}
 		if errors.Is(err, store.ErrExists) {
 			if f, err = g.store.StatFile(ctx, g.opts.Org, g.derivedID("f_", reqID)); err == nil && f.SHA256 != hex.EncodeToString(sha256Sum(data)) {
 				return nil, conflict("This requestId was already used to upload other bytes; use a new one.", interpreter.IssueRequestIDReused)

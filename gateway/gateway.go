@@ -41,6 +41,8 @@ type Options struct {
 	Lease time.Duration
 	// MaxUploadBytes caps an upload's decoded size. Default 10 MiB.
 	MaxUploadBytes int
+	// UploadQuota limits what one identity uploads; see UploadQuota.
+	UploadQuota UploadQuota
 	// RunDataBytes caps a run's data. Default 262144.
 	RunDataBytes int
 	// Operators is the group that receives escalations. Default "operators".

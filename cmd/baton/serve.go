@@ -37,8 +37,9 @@ type serveConfig struct {
 	jwksURL, issuer, audience, kindClaim, groupsClaim string
 	devKeyDir, webhook                                string
 	devTokens                                         bool
-	lease                                             time.Duration
+	lease, uploadQuotaWindow                          time.Duration
 	maxUpload, maxRequests                            int
+	uploadQuota                                       int64
 }
 
 func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
@@ -68,6 +69,8 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 		durationFlag(fl, &c.lease, "lease", 10*time.Minute, "claim lease length")
 		intFlag(fl, &c.maxUpload, "max-upload-bytes", 10<<20, "largest upload")
 		intFlag(fl, &c.maxRequests, "max-requests", 256, "most requests served at once; more wait up to 5s, then get 503")
+		int64Flag(fl, &c.uploadQuota, "upload-quota-bytes", gateway.DefaultUploadQuotaBytes, "most bytes one identity may upload per --upload-quota-window; 0 for no quota")
+		durationFlag(fl, &c.uploadQuotaWindow, "upload-quota-window", time.Hour, "the window --upload-quota-bytes counts")
 	}
 }
 
@@ -124,6 +127,9 @@ func (c *serveConfig) check(withGateway bool) error {
 	if c.maxRequests < 1 {
 		return fmt.Errorf("--max-requests %d must be at least 1", c.maxRequests)
 	}
+	if c.uploadQuota < 0 || c.uploadQuotaWindow < time.Second {
+		return fmt.Errorf("--upload-quota-bytes %d per --upload-quota-window %v: want bytes 0 (no quota) or more per 1s or more", c.uploadQuota, c.uploadQuotaWindow)
+	}
 	return nil
 }
 
@@ -153,6 +159,15 @@ func (c *serveConfig) verifier(ctx context.Context, log *slog.Logger) (auth.Veri
 	return auth.NewJWKSVerifier(ctx, &auth.JWKSOptions{
 		Issuer: c.issuer, JWKSURL: c.jwksURL, Audience: aud, KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim,
 	})
+}
+
+// gatewayQuota is --upload-quota-bytes per --upload-quota-window, as the
+// gateway takes it.
+func (c *serveConfig) gatewayQuota() gateway.UploadQuota {
+	if c.uploadQuota == 0 {
+		return gateway.UploadQuota{Bytes: -1}
+	}
+	return gateway.UploadQuota{Bytes: c.uploadQuota, Window: c.uploadQuotaWindow}
 }
 
 func (c *serveConfig) publicURL() string {
@@ -234,6 +249,7 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 	g, err := gateway.New(st, c, v, &gateway.Options{
 		Org: cfg.org, BaseURL: cfg.publicURL(), TaskQueue: cfg.taskQueue, Lease: cfg.lease,
 		MaxUploadBytes: cfg.maxUpload, Secret: key, Logger: log,
+		UploadQuota: cfg.gatewayQuota(),
 	})
 	if err != nil {
 		return err
