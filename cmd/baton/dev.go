@@ -167,6 +167,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		}
 	}
 
+	go sweepRequests(ctx, g, gateway.DefaultRequestRetention, log)
 	return serveHTTP(ctx, cfg.listen, gateway.LimitConcurrency(g.Handler(), nil), func(url string) {
 		var gs []string
 		for g := range groups {

@@ -37,7 +37,7 @@ type serveConfig struct {
 	jwksURL, issuer, audience, kindClaim, groupsClaim string
 	devKeyDir, webhook                                string
 	devTokens                                         bool
-	lease, uploadQuotaWindow                          time.Duration
+	lease, uploadQuotaWindow, requestRetention        time.Duration
 	maxUpload, maxRequests                            int
 	uploadQuota                                       int64
 }
@@ -71,6 +71,7 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 		intFlag(fl, &c.maxRequests, "max-requests", 256, "most requests served at once; more wait up to 5s, then get 503")
 		int64Flag(fl, &c.uploadQuota, "upload-quota-bytes", gateway.DefaultUploadQuotaBytes, "most bytes one identity may upload per --upload-quota-window; 0 for no quota")
 		durationFlag(fl, &c.uploadQuotaWindow, "upload-quota-window", time.Hour, "the window --upload-quota-bytes counts")
+		durationFlag(fl, &c.requestRetention, "request-retention", gateway.DefaultRequestRetention, "how long requestIds are remembered for replays (at least 24h); older records are swept hourly")
 	}
 }
 
@@ -126,6 +127,9 @@ func (c *serveConfig) check(withGateway bool) error {
 	}
 	if c.maxRequests < 1 {
 		return fmt.Errorf("--max-requests %d must be at least 1", c.maxRequests)
+	}
+	if c.requestRetention < gateway.MinRequestRetention {
+		return fmt.Errorf("--request-retention %v is under the minimum of %v: clients may still retry those requestIds", c.requestRetention, gateway.MinRequestRetention)
 	}
 	if c.uploadQuota < 0 || c.uploadQuotaWindow < time.Second {
 		return fmt.Errorf("--upload-quota-bytes %d per --upload-quota-window %v: want bytes 0 (no quota) or more per 1s or more", c.uploadQuota, c.uploadQuotaWindow)
@@ -254,6 +258,7 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 	if err != nil {
 		return err
 	}
+	go sweepRequests(ctx, g, cfg.requestRetention, log)
 	h := gateway.LimitConcurrency(g.Handler(), &gateway.ConcurrencyOptions{MaxRequests: cfg.maxRequests})
 	return serveHTTP(ctx, cfg.listen, h, func(url string) { fmt.Fprintf(stdout, "MCP: %s/mcp\n", url) })
 }

@@ -83,3 +83,20 @@ func TestGatewayDevTokensOnlyWhenAskedFor(t *testing.T) {
 		}
 	})
 }
+
+// Settings out of range stop the gateway before it connects to anything.
+func TestGatewayRefusesSettingsOutOfRange(t *testing.T) {
+	t.Parallel()
+	jwks := []string{"--jwks-url", "https://idp.example.com/jwks", "--issuer", "https://idp.example.com/"}
+	for _, tt := range []struct{ flag, value string }{
+		{"--request-retention", "1h"},
+		{"--max-requests", "0"},
+		{"--upload-quota-bytes", "-5"},
+		{"--lease", "10ms"},
+	} {
+		code, _, stderr := runBaton(gatewayArgs(append(jwks, tt.flag, tt.value)...)...)
+		if code != 2 || !strings.Contains(stderr, tt.flag) {
+			t.Errorf("%s %s: exit %d, stderr %q; want 2 naming the flag", tt.flag, tt.value, code, stderr)
+		}
+	}
+}

@@ -66,6 +66,14 @@ func secret(path string) ([]byte, error) {
 	return auth.LoadOrCreateKey(path)
 }
 
+// sweepRequests deletes the gateway's expired idempotency records until ctx
+// ends.
+func sweepRequests(ctx context.Context, g *gateway.Gateway, retention time.Duration, log *slog.Logger) {
+	if err := g.SweepRequests(ctx, &gateway.SweepOptions{Retention: retention}); err != nil {
+		log.Error("idempotency records will not be swept", "error", err)
+	}
+}
+
 // newHTTPServer returns the gateway's HTTP server. Every phase of a request
 // is bounded: headers in 10 seconds, a body of up to gateway.MaxRequestBytes
 // in gateway.ReadTimeout, the answer within gateway.CallTimeout after that,
