@@ -38,6 +38,8 @@ type Options struct {
 	Lease time.Duration
 	// MaxUploadBytes caps an upload's decoded size. Default 10 MiB.
 	MaxUploadBytes int
+	// UploadQuota limits what one identity uploads; see UploadQuota.
+	UploadQuota UploadQuota
 	// RunDataBytes caps a run's data. Default 262144.
 	RunDataBytes int
 	// Operators is the group that receives escalations. Default
@@ -186,7 +188,7 @@ func (g *Gateway) Handler() http.Handler {
 		MaxRequestBodyBytes: int64(g.opts.MaxUploadBytes)*4/3 + 1<<20,
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", auth.Middleware(g.verify, metadataURL)(mcpHandler))
+	mux.Handle("/mcp", auth.Middleware(g.verify, metadataURL, g.opts.Logger)(limitBodies(mcpHandler, g.opts.MaxUploadBytes)))
 	mux.Handle("/.well-known/oauth-protected-resource", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers))
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers))
 	mux.HandleFunc("GET /files/{id}", g.serveFile)

@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -14,12 +13,6 @@ import (
 	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/interpreter"
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.StopShared()
-	os.Exit(code)
-}
 
 const registration = `servers:
   - name: crm

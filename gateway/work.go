@@ -92,20 +92,15 @@ func (c *call) submission() interpreter.Submission {
 	}
 }
 
-// verifyFiles checks a submission's file evidence: each upload exists in this
-// organization and its bytes still match the hash recorded at upload.
+// verifyFiles checks a submission's file evidence: each upload exists in
+// this organization and its bytes still match the hash recorded at upload
+// (see checkEvidence, which also caps the list).
 func (g *Gateway) verifyFiles(ctx context.Context, sub *interpreter.Submission) error {
-	sub.Files = map[string]interpreter.FileCheck{}
-	for _, e := range sub.Evidence {
-		if e.Kind != "file" {
-			continue
-		}
-		check, err := g.checkFile(ctx, e.Ref)
-		if err != nil {
-			return err
-		}
-		sub.Files[e.Ref] = check
+	files, err := g.checkEvidence(ctx, sub.Evidence)
+	if err != nil {
+		return err
 	}
+	sub.Files = files
 	return nil
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -69,11 +68,8 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 	durationFlag(fl, &cfg.lease, "lease", 10*time.Minute, "claim lease length")
 	fl.Var(&cfg.processes, "processes", "process folder (or folder of process folders) to publish; repeatable")
 	fl.Var(cfg.roles, "role", "bind ROLE=GROUP when publishing; repeatable")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseCommand("dev", fl, args, stderr); !ok {
+		return code
 	}
 	if fl.NArg() > 0 {
 		fmt.Fprintf(stderr, "baton dev: unexpected arguments %q\n", fl.Args())
@@ -90,6 +86,11 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 }
 
 func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger) error {
+	if beyondLoopback(cfg.listen) {
+		log.Warn("BATON DEV IS REACHABLE BEYOND THIS MACHINE: --listen " + cfg.listen + " is not a loopback address. " +
+			"baton dev prints 30-day bearer tokens in the clear, takes uploads and serves files to whoever can reach it, " +
+			"and has no TLS. Use --listen 127.0.0.1:8080 unless you mean it; run 'baton serve' for real use.")
+	}
 	data, err := filepath.Abs(cfg.data)
 	if err != nil {
 		return err
@@ -205,12 +206,13 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		}
 	}
 
+	go sweepRequests(ctx, g, gateway.DefaultRequestRetention, log)
 	var gs []string
 	for grp := range groups {
 		gs = append(gs, grp)
 	}
 	sort.Strings(gs)
-	servers := []served{{ln, g.Handler()}}
+	servers := []served{{ln, gateway.LimitConcurrency(g.Handler(), nil)}}
 	if asLn != nil {
 		as, err := oauth.New(issuer, &oauth.Options{
 			Issuer: authServers[0], Resource: resource, StateFile: filepath.Join(data, oauthStateFile),
@@ -268,6 +270,21 @@ func listenURL(addr string, ln net.Listener) string {
 		port = strconv.Itoa(a.Port)
 	}
 	return "http://" + net.JoinHostPort(host, port)
+}
+
+// beyondLoopback reports whether a listen address reaches beyond this
+// machine: every interface (no host, 0.0.0.0, ::), or any host other than
+// localhost and loopback addresses.
+func beyondLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false // net.Listen refuses it
+	}
+	if host == "localhost" {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
 }
 
 // processFolders returns dir itself when it holds a PROCESS.md, else its

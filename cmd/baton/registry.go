@@ -38,13 +38,7 @@ func (r *registryFlags) open(ctx context.Context) (*gateway.Registry, func(), er
 func parseFlags(fl *flag.FlagSet, args []string, usage string, stderr io.Writer) (int, bool) {
 	fl.SetOutput(stderr)
 	fl.Usage = func() { fmt.Fprint(stderr, usage); fl.PrintDefaults() }
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0, false
-		}
-		return 2, false
-	}
-	return 0, true
+	return parseCommand(fl.Name(), fl, args, stderr)
 }
 
 func runImport(args []string, stdout, stderr io.Writer) int {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -35,8 +36,10 @@ type serveConfig struct {
 	tlsCert, tlsKey, tlsCA, tlsServerName             string
 	jwksURL, issuer, audience, kindClaim, groupsClaim string
 	devKeyDir, webhook                                string
-	lease                                             time.Duration
-	maxUpload                                         int
+	devTokens                                         bool
+	lease, uploadQuotaWindow, requestRetention        time.Duration
+	maxUpload, maxRequests                            int
+	uploadQuota                                       int64
 }
 
 func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
@@ -61,9 +64,14 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 		stringFlag(fl, &c.audience, "audience", "", "the tokens' aud (default the MCP URL)")
 		stringFlag(fl, &c.kindClaim, "kind-claim", "baton_kind", "claim naming agent, person or operator")
 		stringFlag(fl, &c.groupsClaim, "groups-claim", "groups", "claim listing the caller's groups")
-		stringFlag(fl, &c.devKeyDir, "dev-key-dir", "", "accept dev tokens of this data folder instead of JWTs")
+		boolFlag(fl, &c.devTokens, "dev-tokens", false, "DEVELOPMENT ONLY: accept the dev tokens of --dev-key-dir instead of an issuer's JWTs")
+		stringFlag(fl, &c.devKeyDir, "dev-key-dir", "", "data folder of 'baton dev' whose dev tokens --dev-tokens accepts (default .baton)")
 		durationFlag(fl, &c.lease, "lease", 10*time.Minute, "claim lease length")
 		intFlag(fl, &c.maxUpload, "max-upload-bytes", 10<<20, "largest upload")
+		intFlag(fl, &c.maxRequests, "max-requests", 256, "most requests served at once; more wait up to 5s, then get 503")
+		int64Flag(fl, &c.uploadQuota, "upload-quota-bytes", gateway.DefaultUploadQuotaBytes, "most bytes one identity may upload per --upload-quota-window; 0 for no quota")
+		durationFlag(fl, &c.uploadQuotaWindow, "upload-quota-window", time.Hour, "the window --upload-quota-bytes counts")
+		durationFlag(fl, &c.requestRetention, "request-retention", gateway.DefaultRequestRetention, "how long requestIds are remembered for replays (at least 24h); older records are swept hourly")
 	}
 }
 
@@ -94,16 +102,59 @@ func (c *serveConfig) temporalClient(ctx context.Context, log *slog.Logger) (cli
 	return client.DialContext(ctx, opts)
 }
 
-func (c *serveConfig) verifier(ctx context.Context) (auth.Verifier, error) {
-	if c.devKeyDir != "" {
-		issuer, err := auth.LoadOrCreateDevKey(c.devKeyDir)
+// check refuses settings that make no sense together, before anything
+// connects or is created.
+func (c *serveConfig) check(withGateway bool) error {
+	if c.databaseURL == "" {
+		return errors.New("--database-url is required")
+	}
+	if !withGateway {
+		return nil
+	}
+	switch {
+	case c.devTokens && (c.jwksURL != "" || c.issuer != ""):
+		return errors.New("--dev-tokens and --jwks-url/--issuer are two ways to authenticate callers: give one (in production, --jwks-url and --issuer)")
+	case c.devKeyDir != "" && !c.devTokens:
+		return errors.New("--dev-key-dir (env BATON_DEV_KEY_DIR) is set but --dev-tokens is not: dev tokens are for development; add --dev-tokens to accept them, or unset it and give --jwks-url and --issuer")
+	case !c.devTokens && (c.jwksURL == "" || c.issuer == ""):
+		return errors.New("give --jwks-url and --issuer (or --dev-tokens, for development)")
+	}
+	if c.lease < time.Second {
+		return fmt.Errorf("--lease %v is under the minimum of 1s", c.lease)
+	}
+	if c.maxUpload < 1 {
+		return fmt.Errorf("--max-upload-bytes %d must be at least 1", c.maxUpload)
+	}
+	if c.maxRequests < 1 {
+		return fmt.Errorf("--max-requests %d must be at least 1", c.maxRequests)
+	}
+	if c.requestRetention < gateway.MinRequestRetention {
+		return fmt.Errorf("--request-retention %v is under the minimum of %v: clients may still retry those requestIds", c.requestRetention, gateway.MinRequestRetention)
+	}
+	if c.uploadQuota < 0 || c.uploadQuotaWindow < time.Second {
+		return fmt.Errorf("--upload-quota-bytes %d per --upload-quota-window %v: want bytes 0 (no quota) or more per 1s or more", c.uploadQuota, c.uploadQuotaWindow)
+	}
+	return nil
+}
+
+// verifier returns what checks callers' bearer tokens: the issuer's JWTs,
+// or with --dev-tokens the dev tokens of an existing dev key, loudly.
+func (c *serveConfig) verifier(ctx context.Context, log *slog.Logger) (auth.Verifier, error) {
+	if c.devTokens {
+		dir := c.devKeyDir
+		if dir == "" {
+			dir = ".baton"
+		}
+		issuer, err := auth.LoadDevKey(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: point --dev-key-dir at the data folder of 'baton dev', or make a key there with 'baton token --data %s --agent a_dev'", err, dir)
+		}
 		if err != nil {
 			return nil, err
 		}
+		log.Warn("DEV TOKENS ACCEPTED: this gateway trusts HS256 tokens signed with the dev key in " + dir +
+			"; whoever can read that file can act as any agent, person or operator. Never run it like this in production: use --jwks-url and --issuer.")
 		return issuer.Verify, nil
-	}
-	if c.jwksURL == "" || c.issuer == "" {
-		return nil, errors.New("give --jwks-url and --issuer (or --dev-key-dir for dev tokens)")
 	}
 	aud := c.audience
 	if aud == "" {
@@ -122,6 +173,15 @@ func (c *serveConfig) authServers() []string {
 		return nil
 	}
 	return []string{c.issuer}
+}
+
+// gatewayQuota is --upload-quota-bytes per --upload-quota-window, as the
+// gateway takes it.
+func (c *serveConfig) gatewayQuota() gateway.UploadQuota {
+	if c.uploadQuota == 0 {
+		return gateway.UploadQuota{Bytes: -1}
+	}
+	return gateway.UploadQuota{Bytes: c.uploadQuota, Window: c.uploadQuotaWindow}
 }
 
 func (c *serveConfig) publicURL() string {
@@ -149,14 +209,11 @@ func serveCommand(name, about string, withGateway, withWorker bool, args []strin
 	fl.SetOutput(stderr)
 	fl.Usage = func() { fmt.Fprintf(stderr, serveUsage, name, about); fl.PrintDefaults() }
 	cfg.flags(fl, withGateway, withWorker)
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseCommand(name, fl, args, stderr); !ok {
+		return code
 	}
-	if cfg.databaseURL == "" {
-		fmt.Fprintf(stderr, "baton %s: --database-url is required\n", name)
+	if err := cfg.check(withGateway); err != nil {
+		fmt.Fprintf(stderr, "baton %s: %v\n", name, err)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -170,6 +227,13 @@ func serveCommand(name, about string, withGateway, withWorker bool, args []strin
 }
 
 func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, stdout io.Writer, log *slog.Logger) error {
+	var v auth.Verifier
+	if withGateway {
+		var err error
+		if v, err = cfg.verifier(ctx, log); err != nil {
+			return err
+		}
+	}
 	c, err := cfg.temporalClient(ctx, log)
 	if err != nil {
 		return fmt.Errorf("connect to Temporal at %s: %w", cfg.temporalAddress, err)
@@ -192,10 +256,6 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 		return err
 	}
 	defer st.Close()
-	v, err := cfg.verifier(ctx)
-	if err != nil {
-		return err
-	}
 	key, err := secret(cfg.secretFile)
 	if err != nil {
 		return err
@@ -207,9 +267,12 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 	g, err := gateway.New(st, runs, v, &gateway.Options{
 		Org: cfg.org, BaseURL: cfg.publicURL(), Lease: cfg.lease,
 		MaxUploadBytes: cfg.maxUpload, Secret: key, Logger: log, AuthServers: cfg.authServers(),
+		UploadQuota: cfg.gatewayQuota(),
 	})
 	if err != nil {
 		return err
 	}
-	return serveHTTP(ctx, cfg.listen, g, func(url string) { fmt.Fprintf(stdout, "MCP: %s/mcp\n", url) })
+	go sweepRequests(ctx, g, cfg.requestRetention, log)
+	h := gateway.LimitConcurrency(g.Handler(), &gateway.ConcurrencyOptions{MaxRequests: cfg.maxRequests})
+	return serveHTTP(ctx, cfg.listen, h, func(url string) { fmt.Fprintf(stdout, "MCP: %s/mcp\n", url) })
 }

@@ -67,13 +67,36 @@ func secret(path string) ([]byte, error) {
 	return auth.LoadOrCreateKey(path)
 }
 
-// serveHTTP serves the gateway until ctx ends, then shuts down.
-func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, ready func(url string)) error {
+// sweepRequests deletes the gateway's expired idempotency records until ctx
+// ends.
+func sweepRequests(ctx context.Context, g *gateway.Gateway, retention time.Duration, log *slog.Logger) {
+	if err := g.SweepRequests(ctx, &gateway.SweepOptions{Retention: retention}); err != nil {
+		log.Error("idempotency records will not be swept", "error", err)
+	}
+}
+
+// newHTTPServer returns the gateway's HTTP server. Every phase of a request
+// is bounded: headers in 10 seconds, a body of up to gateway.MaxRequestBytes
+// in gateway.ReadTimeout, the answer within gateway.CallTimeout after that,
+// and an idle connection is closed after 2 minutes. An upload gets longer:
+// the gateway pushes its deadlines back by gateway.UploadTimeout.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       gateway.ReadTimeout,
+		WriteTimeout:      gateway.ReadTimeout + gateway.CallTimeout,
+		IdleTimeout:       2 * time.Minute,
+	}
+}
+
+// serveHTTP serves h until ctx ends, then shuts down.
+func serveHTTP(ctx context.Context, addr string, h http.Handler, ready func(url string)) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	return serveAll(ctx, []served{{ln, g.Handler()}}, func() {
+	return serveAll(ctx, []served{{ln, h}}, func() {
 		if ready != nil {
 			ready("http://" + ln.Addr().String())
 		}
@@ -86,14 +109,15 @@ type served struct {
 	h  http.Handler
 }
 
-// serveAll serves every handler on its listener, calls ready once all are
-// serving, and returns when ctx ends (after shutting them all down) or when
-// one of them fails.
+// serveAll serves every handler on its listener (each an HTTP server
+// bounded as newHTTPServer says), calls ready once all are serving, and
+// returns when ctx ends (after shutting them all down) or when one of them
+// fails.
 func serveAll(ctx context.Context, servers []served, ready func()) error {
 	errc := make(chan error, len(servers))
 	srvs := make([]*http.Server, len(servers))
 	for i, s := range servers {
-		srv := &http.Server{Handler: s.h, ReadHeaderTimeout: 10 * time.Second}
+		srv := newHTTPServer(s.h)
 		srvs[i] = srv
 		go func() { errc <- srv.Serve(s.ln) }()
 	}

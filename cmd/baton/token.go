@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -32,11 +31,8 @@ func runToken(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&operator, "operator", "", "operator id")
 	fl.Var(&groups, "group", "group of the person or operator; repeatable")
 	durationFlag(fl, &ttl, "ttl", 24*time.Hour, "how long the token is valid")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseCommand("token", fl, args, stderr); !ok {
+		return code
 	}
 	var id auth.Identity
 	n := 0

@@ -5,7 +5,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"time"
 )
@@ -37,6 +39,24 @@ func LoadOrCreateDevKey(dataDir string) (*DevIssuer, error) {
 		return nil, fmt.Errorf("dev data folder is empty: pass the folder that `baton dev` uses (--data)")
 	}
 	master, err := LoadOrCreateKey(filepath.Join(dataDir, DevKeyFile))
+	if err != nil {
+		return nil, err
+	}
+	return NewDevIssuer(DeriveKey(master, PurposeDevTokens))
+}
+
+// LoadDevKey returns the DevIssuer of the data folder dataDir, like
+// [LoadOrCreateDevKey], but never creates the key: a missing one is an error
+// wrapping fs.ErrNotExist.
+func LoadDevKey(dataDir string) (*DevIssuer, error) {
+	if dataDir == "" {
+		return nil, fmt.Errorf("dev data folder is empty: pass the folder that `baton dev` uses (--data)")
+	}
+	path := filepath.Join(dataDir, DevKeyFile)
+	master, err := readKey(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no dev key at %s: %w", path, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -190,6 +191,33 @@ func TestLoadOrCreateDevKey(t *testing.T) {
 	}
 	if _, _, err := d2.Verify(context.Background(), tok); err != nil {
 		t.Errorf("token from the first issuer does not verify with the second: %v", err)
+	}
+}
+
+// LoadDevKey reads the key LoadOrCreateDevKey made and never makes one.
+func TestLoadDevKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if _, err := LoadDevKey(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("LoadDevKey of an empty folder: err = %v, want fs.ErrNotExist", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, DevKeyFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("LoadDevKey created a key file (stat: %v)", err)
+	}
+	made, err := LoadOrCreateDevKey(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadDevKey(dir)
+	if err != nil {
+		t.Fatalf("LoadDevKey: %v", err)
+	}
+	tok, err := made.Issue(Identity{ID: "a", Kind: KindAgent}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := loaded.Verify(context.Background(), tok); err != nil {
+		t.Errorf("a token of the made key does not verify with the loaded one: %v", err)
 	}
 }
 

@@ -49,7 +49,12 @@ type JWKSOptions struct {
 	// Default "": such tokens are refused.
 	DefaultKind Kind
 	// HTTPClient fetches JWKSURL. Default: a client with a 10-second timeout.
+	// Whatever client is given, a redirect from https to http is refused.
 	HTTPClient *http.Client
+	// FetchTimeout bounds each fetch of JWKSURL after the first, which runs
+	// apart from the request that needed it: a caller that gives up does not
+	// cancel it, and concurrent callers share one fetch. Default 10 seconds.
+	FetchTimeout time.Duration
 	// RefreshInterval is the least time between two fetches of JWKSURL after
 	// the first. A token signed by a key the verifier does not know makes it
 	// fetch the set again, at most this often. Default 1 minute.
@@ -106,6 +111,13 @@ func NewJWKSVerifier(ctx context.Context, opts *JWKSOptions) (Verifier, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
+	o.HTTPClient = noDowngrade(o.HTTPClient)
+	if o.FetchTimeout < 0 {
+		return nil, fmt.Errorf("JWKSOptions.FetchTimeout is %v: it must not be negative", o.FetchTimeout)
+	}
+	if o.FetchTimeout == 0 {
+		o.FetchTimeout = 10 * time.Second
+	}
 	if o.RefreshInterval < 0 {
 		return nil, fmt.Errorf("JWKSOptions.RefreshInterval is %v: it must not be negative", o.RefreshInterval)
 	}
@@ -154,12 +166,43 @@ func checkJWKSURL(s string) error {
 	return fmt.Errorf("JWKSOptions.JWKSURL %q must use https (http is allowed only on a loopback host)", s)
 }
 
+// noDowngrade returns a copy of c that refuses to follow a redirect from
+// https to http, and otherwise follows redirects as c would.
+func noDowngrade(c *http.Client) *http.Client {
+	cc := *c
+	next := c.CheckRedirect
+	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		for _, prev := range via {
+			if prev.URL.Scheme == "https" && req.URL.Scheme != "https" {
+				return fmt.Errorf("refusing the redirect from %s to %s: the key set must stay on https", prev.URL.Redacted(), req.URL.Redacted())
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &cc
+}
+
 type jwksVerifier struct {
 	opts JWKSOptions
 	set  atomic.Pointer[keySet]
 
-	fetchMu   sync.Mutex // serializes refreshes; guards lastFetch
-	lastFetch time.Time  // when the last refresh was attempted
+	mu        sync.Mutex // guards lastFetch and inflight
+	lastFetch time.Time  // when the last refresh was started
+	inflight  *refetch   // the refresh under way, or nil
+}
+
+// refetch is one refresh of the key set, shared by every caller that needs
+// it while it runs.
+type refetch struct {
+	done chan struct{} // closed when set and err are final
+	set  *keySet
+	err  error
 }
 
 type keySet struct {
@@ -222,22 +265,54 @@ func (v *jwksVerifier) key(ctx context.Context, kid, alg string) (*jwk, error) {
 	return k, err
 }
 
-// refresh fetches the key set unless another caller replaced seen meanwhile
-// or the last fetch was less than RefreshInterval ago, and returns the
-// current set. A failed fetch keeps the old set.
+// refresh returns the current key set after fetching it again, unless
+// another caller replaced seen meanwhile or the last fetch started less than
+// RefreshInterval ago. The fetch runs detached from ctx with its own
+// FetchTimeout, once for all concurrent callers: a caller whose ctx ends
+// stops waiting, but the fetch goes on and its keys serve the next caller.
+// A failed fetch keeps the old set.
 func (v *jwksVerifier) refresh(ctx context.Context, seen *keySet) (*keySet, error) {
-	v.fetchMu.Lock()
-	defer v.fetchMu.Unlock()
-	if cur := v.set.Load(); cur != seen || time.Since(v.lastFetch) < v.opts.RefreshInterval {
+	v.mu.Lock()
+	cur := v.set.Load()
+	if cur != seen {
+		v.mu.Unlock()
 		return cur, nil
 	}
-	v.lastFetch = time.Now()
-	set, err := v.fetch(ctx)
-	if err != nil {
-		return seen, err
+	f := v.inflight
+	if f == nil {
+		if time.Since(v.lastFetch) < v.opts.RefreshInterval {
+			v.mu.Unlock()
+			return cur, nil
+		}
+		v.lastFetch = time.Now()
+		f = &refetch{done: make(chan struct{})}
+		v.inflight = f
+		go v.refetch(f)
 	}
-	v.set.Store(set)
-	return set, nil
+	v.mu.Unlock()
+	select {
+	case <-f.done:
+		if f.err != nil {
+			return seen, f.err
+		}
+		return f.set, nil
+	case <-ctx.Done():
+		return seen, fmt.Errorf("gave up waiting for the key set: %w", ctx.Err())
+	}
+}
+
+// refetch runs one refresh and publishes its result.
+func (v *jwksVerifier) refetch(f *refetch) {
+	ctx, cancel := context.WithTimeout(context.Background(), v.opts.FetchTimeout)
+	defer cancel()
+	f.set, f.err = v.fetch(ctx)
+	v.mu.Lock()
+	if f.err == nil {
+		v.set.Store(f.set)
+	}
+	v.inflight = nil
+	v.mu.Unlock()
+	close(f.done)
 }
 
 func (v *jwksVerifier) fetch(ctx context.Context) (*keySet, error) {

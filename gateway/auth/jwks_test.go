@@ -398,3 +398,181 @@ func TestJWKSVerifierDropsWithdrawnKeys(t *testing.T) {
 		t.Fatalf("after withdrawal: err = %v, want ErrInvalidToken", err)
 	}
 }
+
+// gatedJWKSServer serves a key set, holding every fetch after the first
+// until release is closed.
+type gatedJWKSServer struct {
+	*jwksServer
+	started chan struct{} // receives once per held fetch
+	release chan struct{}
+}
+
+func newGatedJWKSServer(t *testing.T, keys ...map[string]any) *gatedJWKSServer {
+	t.Helper()
+	g := &gatedJWKSServer{jwksServer: &jwksServer{keys: keys}, started: make(chan struct{}, 64), release: make(chan struct{})}
+	g.jwksServer.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.fetches.Add(1) > 1 {
+			g.started <- struct{}{}
+			<-g.release
+		}
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"keys": g.keys})
+	}))
+	t.Cleanup(g.Close)
+	t.Cleanup(func() {
+		select {
+		case <-g.release:
+		default:
+			close(g.release)
+		}
+	})
+	return g
+}
+
+// A caller that gives up while the key set is being fetched again must not
+// take the fetch with it: the rotated key is usable as soon as the issuer
+// answers, not a RefreshInterval later.
+func TestJWKSRefreshSurvivesACallerThatGivesUp(t *testing.T) {
+	t.Parallel()
+	old := newRSAKey(t, "old", "RS256")
+	rotated := newECKey(t, "new")
+	srv := newGatedJWKSServer(t, old.jwk(t, true))
+	v, err := NewJWKSVerifier(context.Background(), &JWKSOptions{
+		Issuer: testIssuer, JWKSURL: srv.URL, Audience: testAudience, RefreshInterval: time.Hour,
+	})
+	if err != nil {
+		t.Fatalf("NewJWKSVerifier: %v", err)
+	}
+	srv.setKeys(old.jwk(t, true), rotated.jwk(t, true))
+	tok := rotated.sign(t, goodClaims(nil))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := v(ctx, tok)
+		done <- err
+	}()
+	<-srv.started // the refetch reached the issuer
+	cancel()      // and the client hung up
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("verify succeeded before the issuer answered")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a caller whose context ended still waits for the key set")
+	}
+	close(srv.release)
+
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, _, err := v(context.Background(), tok)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rotated key still refused after the issuer answered: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := srv.fetches.Load(); n != 2 {
+		t.Errorf("fetches = %d, want 2", n)
+	}
+}
+
+// The key set is fetched over https only: a redirect to plain http would
+// let anyone on the path hand the verifier their own keys.
+func TestJWKSRefusesDowngradingRedirect(t *testing.T) {
+	t.Parallel()
+	k := newRSAKey(t, "k", "RS256")
+	plain := newJWKSServer(t, k.jwk(t, true))
+	var tlsSrv *httptest.Server
+	tlsSrv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/downgrade":
+			http.Redirect(w, r, plain.URL+"/jwks", http.StatusFound)
+		case "/moved":
+			http.Redirect(w, r, tlsSrv.URL+"/jwks", http.StatusMovedPermanently)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"keys": []any{k.jwk(t, true)}})
+		}
+	}))
+	t.Cleanup(tlsSrv.Close)
+	opts := func(path string) *JWKSOptions {
+		return &JWKSOptions{Issuer: testIssuer, Audience: testAudience, JWKSURL: tlsSrv.URL + path, HTTPClient: tlsSrv.Client()}
+	}
+	if _, err := NewJWKSVerifier(context.Background(), opts("/downgrade")); err == nil {
+		t.Fatal("NewJWKSVerifier followed a redirect from https to http")
+	} else {
+		t.Log(err)
+	}
+	if n := plain.fetches.Load(); n != 0 {
+		t.Errorf("the http server was fetched %d times", n)
+	}
+	if _, err := NewJWKSVerifier(context.Background(), opts("/moved")); err != nil {
+		t.Fatalf("an https to https redirect: %v", err)
+	}
+}
+
+// Callers that all need the rotated key share one fetch.
+func TestJWKSRefreshIsSingleFlight(t *testing.T) {
+	t.Parallel()
+	old := newRSAKey(t, "old", "RS256")
+	rotated := newECKey(t, "new")
+	srv := newGatedJWKSServer(t, old.jwk(t, true))
+	v, err := NewJWKSVerifier(context.Background(), &JWKSOptions{
+		Issuer: testIssuer, JWKSURL: srv.URL, Audience: testAudience, RefreshInterval: time.Nanosecond,
+	})
+	if err != nil {
+		t.Fatalf("NewJWKSVerifier: %v", err)
+	}
+	srv.setKeys(old.jwk(t, true), rotated.jwk(t, true))
+	tok := rotated.sign(t, goodClaims(nil))
+	const n = 16
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, _, err := v(context.Background(), tok)
+			errs <- err
+		}()
+	}
+	<-srv.started
+	time.Sleep(50 * time.Millisecond) // let every caller reach the shared fetch
+	close(srv.release)
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("verify: %v", err)
+		}
+	}
+	if got := srv.fetches.Load(); got != 2 {
+		t.Errorf("fetches = %d, want 2 (the first and one shared refresh)", got)
+	}
+}
+
+// An issuer that never answers costs a caller FetchTimeout, not forever,
+// even with an HTTP client that has no timeout of its own.
+func TestJWKSRefreshHasItsOwnTimeout(t *testing.T) {
+	t.Parallel()
+	old := newRSAKey(t, "old", "RS256")
+	rotated := newECKey(t, "new")
+	srv := newGatedJWKSServer(t, old.jwk(t, true))
+	v, err := NewJWKSVerifier(context.Background(), &JWKSOptions{
+		Issuer: testIssuer, JWKSURL: srv.URL, Audience: testAudience,
+		HTTPClient: &http.Client{}, FetchTimeout: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatalf("NewJWKSVerifier: %v", err)
+	}
+	start := time.Now()
+	_, _, err = v(context.Background(), rotated.sign(t, goodClaims(nil)))
+	if !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("verify = %v, want ErrInvalidToken", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("verify took %v with a 200ms FetchTimeout", d)
+	}
+	t.Log(err)
+}

@@ -2,7 +2,9 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -18,18 +20,38 @@ const MetadataPath = "/.well-known/oauth-protected-resource"
 // identityKey is the key of the caller's *Identity in [sdkauth.TokenInfo.Extra].
 const identityKey = "identity"
 
+// The bodies of a refused request. They are the same whatever the reason:
+// why a token was refused (its expiry, the issuer's key ids, a JWKS URL that
+// did not answer) is for the server's log, not for whoever presented it.
+var (
+	errRefusedToken   = fmt.Errorf("%w: the bearer token was refused (expired, not meant for this server, or not signed by a trusted issuer); get a new one", ErrInvalidToken)
+	errVerifierFailed = errors.New("the server could not check the bearer token; try again later")
+
+	refusedTokenMessage   = errRefusedToken.Error()
+	verifierFailedMessage = errVerifierFailed.Error()
+)
+
 // Middleware requires a bearer token that v accepts on every request, using
 // the MCP SDK's [sdkauth.RequireBearerToken]. A request without one, or with
 // one v refuses, gets 401 with
-// `WWW-Authenticate: Bearer resource_metadata="<resourceMetadataURL>"`.
-// Otherwise the request's context carries an [sdkauth.TokenInfo] whose UserID
-// is the identity's ID; MCP tool handlers find it in req.Extra.TokenInfo and
-// read the caller with [FromTokenInfo].
-func Middleware(v Verifier, resourceMetadataURL string) func(http.Handler) http.Handler {
-	verify := func(ctx context.Context, token string, _ *http.Request) (*sdkauth.TokenInfo, error) {
+// `WWW-Authenticate: Bearer resource_metadata="<resourceMetadataURL>"` and a
+// fixed body; the reason v gave is logged to log (nil means slog.Default())
+// and never sent. Otherwise the request's context carries an
+// [sdkauth.TokenInfo] whose UserID is the identity's ID; MCP tool handlers
+// find it in req.Extra.TokenInfo and read the caller with [FromTokenInfo].
+func Middleware(v Verifier, resourceMetadataURL string, log *slog.Logger) func(http.Handler) http.Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	verify := func(ctx context.Context, token string, r *http.Request) (*sdkauth.TokenInfo, error) {
 		id, exp, err := v(ctx, token)
+		if errors.Is(err, ErrInvalidToken) {
+			log.Info("bearer token refused", "remote", r.RemoteAddr, "reason", err)
+			return nil, errRefusedToken
+		}
 		if err != nil {
-			return nil, err
+			log.Error("bearer token could not be checked", "remote", r.RemoteAddr, "error", err)
+			return nil, errVerifierFailed
 		}
 		return &sdkauth.TokenInfo{
 			UserID:     id.ID,

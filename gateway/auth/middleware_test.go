@@ -1,9 +1,13 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -31,7 +35,7 @@ func TestMiddleware(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h := Middleware(d.Verify, testMetadataURL)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := Middleware(d.Verify, testMetadataURL, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, ok := FromTokenInfo(sdkauth.TokenInfoFromContext(r.Context()))
 		if !ok {
 			http.Error(w, "no identity", http.StatusInternalServerError)
@@ -81,6 +85,59 @@ func TestMiddleware(t *testing.T) {
 	}
 }
 
+// A refused token gets the same short 401 body whatever the reason, and a
+// verifier that broke a fixed 500; why goes to the server's log only.
+func TestMiddlewareHidesWhyATokenWasRefused(t *testing.T) {
+	t.Parallel()
+	refuse := func(ctx context.Context, token string) (*Identity, time.Time, error) {
+		switch token {
+		case "expired":
+			return nil, time.Time{}, fmt.Errorf("%w: token expired at 2026-01-01T00:00:00Z; get a new token", ErrInvalidToken)
+		case "jwks-down":
+			return nil, time.Time{}, fmt.Errorf("%w: the issuer has no RS256 key with id \"k2\" (fetching the key set again failed: fetch JWKS https://idp.internal:8443/jwks: dial tcp 10.0.0.7:8443: connection refused)", ErrInvalidToken)
+		default:
+			return nil, time.Time{}, errors.New("verifier broke: pq: password authentication failed for user \"baton\"")
+		}
+	}
+	var logged bytes.Buffer
+	h := Middleware(refuse, testMetadataURL, slog.New(slog.NewTextHandler(&logged, nil)))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("a refused request reached the handler")
+	}))
+	tests := []struct {
+		token    string
+		wantCode int
+		wantBody string
+	}{
+		{"expired", http.StatusUnauthorized, refusedTokenMessage},
+		{"jwks-down", http.StatusUnauthorized, refusedTokenMessage},
+		{"broken", http.StatusInternalServerError, verifierFailedMessage},
+	}
+	for _, tt := range tests {
+		tok := tt.token
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Header.Set("Authorization", "Bearer "+tok)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		body := strings.TrimSpace(w.Body.String())
+		if w.Code != tt.wantCode {
+			t.Errorf("%s: status %d, want %d", tok, w.Code, tt.wantCode)
+		}
+		if body != tt.wantBody {
+			t.Errorf("%s: body %q, want %q", tok, body, tt.wantBody)
+		}
+		for _, secret := range []string{"idp.internal", "10.0.0.7", "expired at", "pq:", "baton"} {
+			if strings.Contains(body, secret) {
+				t.Errorf("%s: body %q echoes %q", tok, body, secret)
+			}
+		}
+	}
+	for _, want := range []string{"expired at", "10.0.0.7", "password authentication"} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("the log does not say %q:\n%s", want, logged.String())
+		}
+	}
+}
+
 // bearer adds a bearer token to every request.
 type bearer struct {
 	token string
@@ -111,7 +168,7 @@ func TestMiddlewareMCPTool(t *testing.T) {
 		return nil, whoami{ID: id.ID, Kind: id.Kind.String()}, nil
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", Middleware(d.Verify, testMetadataURL)(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})))
+	mux.Handle("/mcp", Middleware(d.Verify, testMetadataURL, nil)(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 

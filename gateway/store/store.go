@@ -43,7 +43,8 @@ var ErrNotFound = errors.New("store: not found")
 
 // Store is Baton's PostgreSQL database.
 type Store struct {
-	pool *pgxpool.Pool
+	pool     *pgxpool.Pool
+	verified *verifiedFiles // see VerifyFiles
 }
 
 // DefaultMaxConns is the pool size Open uses unless the URL sets
@@ -74,7 +75,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: connect to %s:%d/%s: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database, err)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, verified: newVerifiedFiles(VerifiedFilesMax, VerifiedFilesTTL)}, nil
 }
 
 // Close closes the pool, waiting for connections in use to be returned.
