@@ -17,6 +17,7 @@ type command struct {
 
 var commands = map[string]command{
 	"validate":  {run: runValidate, summary: "check PROCESS.md files and print their content hashes"},
+	"map":       {run: runMap, summary: "print the Mermaid flowchart of a process"},
 	"dev":       {run: runDev, summary: "run all of Baton in one process for development"},
 	"serve":     {run: runServe, summary: "run the gateway and a worker against Temporal and PostgreSQL"},
 	"gateway":   {run: runGateway, summary: "run the MCP gateway alone"},
