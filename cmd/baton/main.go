@@ -27,6 +27,7 @@ var commands = map[string]command{
 	"publish":   {run: runPublish, summary: "bind a draft's roles and publish it"},
 	"processes": {run: runProcesses, summary: "list published processes"},
 	"bench":     {run: runBench, summary: "measure a running Baton under load, against Temporal's own floor"},
+	"runs":      {run: runRuns, summary: "list, show and cancel runs, as an operator"},
 }
 
 func main() {
