@@ -107,7 +107,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 
 	dbURL := cfg.databaseURL
 	if dbURL == "" {
-		// Waits while a baton import or publish --data has it open.
+		// Waits while a command given --data (import, publish, processes) has it open.
 		pg, err := devpg.Start(ctx, data, &devpg.Options{Logger: log})
 		if err != nil {
 			return fmt.Errorf("start PostgreSQL (or pass --database-url): %w", err)
