@@ -21,7 +21,7 @@ import (
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/oauth"
-	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/devpg"
 	"github.com/baton-run/baton/interpreter"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 	"github.com/baton-run/baton/workflows"
@@ -109,7 +109,8 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 
 	dbURL := cfg.databaseURL
 	if dbURL == "" {
-		pg, err := pgtest.Start(ctx, &pgtest.Options{DataDir: filepath.Join(data, "postgres")})
+		// Waits while a command given --data (import, publish, processes) has it open.
+		pg, err := devpg.Start(ctx, data, &devpg.Options{Logger: log})
 		if err != nil {
 			return fmt.Errorf("start PostgreSQL (or pass --database-url): %w", err)
 		}

@@ -17,6 +17,7 @@ type command struct {
 
 var commands = map[string]command{
 	"validate":  {run: runValidate, summary: "check PROCESS.md files and print their content hashes"},
+	"map":       {run: runMap, summary: "print the Mermaid flowchart of a process"},
 	"dev":       {run: runDev, summary: "run all of Baton in one process for development"},
 	"serve":     {run: runServe, summary: "run the gateway and a worker against Temporal and PostgreSQL"},
 	"gateway":   {run: runGateway, summary: "run the MCP gateway alone"},
@@ -26,6 +27,7 @@ var commands = map[string]command{
 	"publish":   {run: runPublish, summary: "bind a draft's roles and publish it"},
 	"processes": {run: runProcesses, summary: "list published processes"},
 	"bench":     {run: runBench, summary: "measure a running Baton under load, against Temporal's own floor"},
+	"runs":      {run: runRuns, summary: "list, show and cancel runs, as an operator"},
 }
 
 func main() {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -57,51 +56,17 @@ type devStack struct {
 func startDev(t *testing.T) *devStack {
 	t.Helper()
 	data := t.TempDir()
-	cfg := devConfig{
-		listen: "127.0.0.1:0", oauthListen: "127.0.0.1:0", data: data,
-		databaseURL: pgtest.NewDatabase(t), org: "o_default", lease: 10 * time.Minute,
-		processes: listFlag{filepath.Join(fixturesDir(t), "invoice-approval")}, roles: roleFlag{},
+	cfg := devConfigFor(data)
+	cfg.databaseURL = pgtest.NewDatabase(t)
+	cfg.processes = listFlag{filepath.Join(fixturesDir(t), "invoice-approval")}
+	d := launchDev(t, cfg)
+	if d.asURL == "" {
+		t.Fatalf("baton dev printed no authorization server:\n%s", d.printed)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
-	done := make(chan error, 1)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	go func() { done <- dev(ctx, cfg, out, log) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("dev returned %v", err)
-			}
-		case <-time.After(time.Minute):
-			t.Error("dev did not stop within a minute")
-		}
-	})
-	mcpLine := regexp.MustCompile(`(?m)^MCP: (\S+)$`)
-	asLine := regexp.MustCompile(`(?m)^OAuth sign-in: (\S+) `)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		printed := out.String()
-		if m := mcpLine.FindStringSubmatch(printed); m != nil {
-			a := asLine.FindStringSubmatch(printed)
-			if a == nil {
-				t.Fatalf("baton dev printed no authorization server:\n%s", printed)
-			}
-			if !strings.Contains(printed, "Published invoice-approval v1") {
-				t.Fatalf("invoice-approval was not published:\n%s", printed)
-			}
-			return &devStack{data: data, mcpURL: m[1], asURL: a[1]}
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("dev stopped before it was ready: %v\n%s", err, printed)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("dev not ready after two minutes:\n%s", printed)
-		}
+	if !strings.Contains(d.printed, "Published invoice-approval v1") {
+		t.Fatalf("invoice-approval was not published:\n%s", d.printed)
 	}
+	return &devStack{data: data, mcpURL: d.mcpURL, asURL: d.asURL}
 }
 
 // hop is one HTTP request a client made, as the recorder saw it.

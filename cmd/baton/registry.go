@@ -2,38 +2,56 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/baton-run/baton/gateway"
+	"github.com/baton-run/baton/internal/devpg"
 	"github.com/baton-run/baton/interpreter"
 )
 
 // registryFlags are what import, publish and processes need.
 type registryFlags struct {
-	databaseURL, org, by string
+	databaseURL, data, org, by string
 }
 
 func (r *registryFlags) register(fl *flag.FlagSet) {
-	stringFlag(fl, &r.databaseURL, "database-url", "", "PostgreSQL URL (required)")
+	stringFlag(fl, &r.databaseURL, "database-url", "", "PostgreSQL URL; wins over --data")
+	stringFlag(fl, &r.data, "data", ".baton", "data folder of baton dev: its PostgreSQL is used, whether baton dev runs or not, unless --database-url is given")
 	stringFlag(fl, &r.org, "org", "o_default", "organization id")
 	stringFlag(fl, &r.by, "by", "cli", "who is importing or publishing")
 }
 
-func (r *registryFlags) open(ctx context.Context) (*gateway.Registry, func(), error) {
-	if r.databaseURL == "" {
-		return nil, nil, errors.New("--database-url is required")
+// open opens the registry in --database-url, else in the PostgreSQL of the
+// --data folder: baton dev's running server, or one started on its cluster
+// until the returned close function is called.
+func (r *registryFlags) open(ctx context.Context, stderr io.Writer) (*gateway.Registry, func(), error) {
+	url, release := r.databaseURL, func() {}
+	if url == "" {
+		db, err := devpg.Open(ctx, r.data, &devpg.Options{Logger: slog.New(slog.NewTextHandler(stderr, nil))})
+		if err != nil {
+			return nil, nil, err
+		}
+		url, release = db.URL(), func() { _ = db.Close() }
 	}
-	st, err := openStore(ctx, r.databaseURL)
+	st, err := openStore(ctx, url)
 	if err != nil {
+		release()
 		return nil, nil, err
 	}
 	offer := interpreter.DefaultOffer()
-	return gateway.NewRegistry(st, r.org, offer), st.Close, nil
+	return gateway.NewRegistry(st, r.org, offer), func() { st.Close(); release() }, nil
 }
+
+// registryWhere says, in each command's usage, which registry it works on.
+const registryWhere = `The registry is the one in --database-url or, without it, the one of the
+baton dev whose data folder is --data (default .baton): while baton dev runs,
+its PostgreSQL; when it does not, the same PostgreSQL started just for this
+command (a baton dev started meanwhile waits for the command to finish).
+`
 
 func parseFlags(fl *flag.FlagSet, args []string, usage string, stderr io.Writer) (int, bool) {
 	fl.SetOutput(stderr)
@@ -45,7 +63,7 @@ func runImport(args []string, stdout, stderr io.Writer) int {
 	var rf registryFlags
 	fl := flag.NewFlagSet("import", flag.ContinueOnError)
 	rf.register(fl)
-	if code, ok := parseFlags(fl, args, "usage: baton import [flags] DIR...\n\nImports process folders as drafts and lists the roles to bind and the systems each requires.\n\nFlags:\n", stderr); !ok {
+	if code, ok := parseFlags(fl, args, "usage: baton import [flags] DIR...\n\nImports process folders as drafts and lists the roles to bind and the systems each requires.\n\n"+registryWhere+"\nFlags:\n", stderr); !ok {
 		return code
 	}
 	if fl.NArg() == 0 {
@@ -53,7 +71,7 @@ func runImport(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	ctx := context.Background()
-	reg, closeStore, err := rf.open(ctx)
+	reg, closeStore, err := rf.open(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "baton import: %v\n", err)
 		return 1
@@ -86,7 +104,7 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 	rf.register(fl)
 	fl.Var(roles, "role", "bind ROLE=GROUP; repeatable")
 	fl.BoolVar(&sameName, "same-name-groups", false, "bind roles left unbound to groups of the same name")
-	if code, ok := parseFlags(fl, args, "usage: baton publish [flags] NAME\n\nBinds roles of a draft and publishes it as the next version.\n\nFlags:\n", stderr); !ok {
+	if code, ok := parseFlags(fl, args, "usage: baton publish [flags] NAME\n\nBinds roles of a draft and publishes it as the next version.\n\n"+registryWhere+"\nFlags:\n", stderr); !ok {
 		return code
 	}
 	if fl.NArg() != 1 {
@@ -94,7 +112,7 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	ctx := context.Background()
-	reg, closeStore, err := rf.open(ctx)
+	reg, closeStore, err := rf.open(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "baton publish: %v\n", err)
 		return 1
@@ -120,11 +138,11 @@ func runProcesses(args []string, stdout, stderr io.Writer) int {
 	var rf registryFlags
 	fl := flag.NewFlagSet("processes", flag.ContinueOnError)
 	rf.register(fl)
-	if code, ok := parseFlags(fl, args, "usage: baton processes [flags]\n\nLists published processes at their latest version.\n\nFlags:\n", stderr); !ok {
+	if code, ok := parseFlags(fl, args, "usage: baton processes [flags]\n\nLists published processes at their latest version.\n\n"+registryWhere+"\nFlags:\n", stderr); !ok {
 		return code
 	}
 	ctx := context.Background()
-	reg, closeStore, err := rf.open(ctx)
+	reg, closeStore, err := rf.open(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "baton processes: %v\n", err)
 		return 1

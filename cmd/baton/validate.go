@@ -101,16 +101,7 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%s: ok %s sha256:%s\n", r.Path, r.Name, r.Hash)
 			continue
 		}
-		for _, is := range r.Issues {
-			switch {
-			case is.Line > 0 && is.Column > 0:
-				fmt.Fprintf(stdout, "%s:%d:%d: %s\n", r.Path, is.Line, is.Column, is.Message)
-			case is.Line > 0:
-				fmt.Fprintf(stdout, "%s:%d: %s\n", r.Path, is.Line, is.Message)
-			default:
-				fmt.Fprintf(stdout, "%s: %s\n", r.Path, is.Message)
-			}
-		}
+		printIssues(stdout, r)
 	}
 	return status
 }
@@ -152,18 +143,39 @@ type validateResult struct {
 	Issues []interpreter.Issue `json:"issues"`
 }
 
+// printIssues prints one line per issue: PATH:LINE:COL: message.
+func printIssues(w io.Writer, r validateResult) {
+	for _, is := range r.Issues {
+		switch {
+		case is.Line > 0 && is.Column > 0:
+			fmt.Fprintf(w, "%s:%d:%d: %s\n", r.Path, is.Line, is.Column, is.Message)
+		case is.Line > 0:
+			fmt.Fprintf(w, "%s:%d: %s\n", r.Path, is.Line, is.Message)
+		default:
+			fmt.Fprintf(w, "%s: %s\n", r.Path, is.Message)
+		}
+	}
+}
+
 // validatePath reads and checks one PATH.
 func validatePath(path string, offer *interpreter.Offer) validateResult {
+	_, r := loadProcess(path, offer)
+	return r
+}
+
+// loadProcess reads and parses one PATH: the process, or nil and the
+// issues that refuse it.
+func loadProcess(path string, offer *interpreter.Offer) (*interpreter.Process, validateResult) {
 	r := validateResult{Path: path, Issues: []interpreter.Issue{}}
 	file, folder, err := processFile(path)
 	if err != nil {
 		r.Issues = append(r.Issues, interpreter.Issue{Message: err.Error()})
-		return r
+		return nil, r
 	}
 	src, err := os.ReadFile(file)
 	if err != nil {
 		r.Issues = append(r.Issues, interpreter.Issue{Message: "cannot read: " + describeIOError(err)})
-		return r
+		return nil, r
 	}
 	p, err := interpreter.Parse(src, &interpreter.ParseOptions{Folder: folder, Offer: offer})
 	var pe *interpreter.ProcessError
@@ -174,8 +186,9 @@ func validatePath(path string, offer *interpreter.Offer) validateResult {
 		r.Issues = append(r.Issues, interpreter.Issue{Message: err.Error()})
 	default:
 		r.Name, r.Hash = p.Name, p.Hash
+		return p, r
 	}
-	return r
+	return nil, r
 }
 
 // processFile resolves PATH to the file to read and the folder name the

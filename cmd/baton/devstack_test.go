@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// devRun is one `baton dev` running in this process.
+type devRun struct {
+	mcpURL, asURL string
+	printed       string // what it printed up to being ready
+	stop          func() // stops it and reports an error it returned; idempotent
+}
+
+// launchDev runs dev(cfg) as `baton dev` does and waits until it prints its
+// MCP URL. It is stopped when the test ends, if not before.
+func launchDev(t *testing.T, cfg devConfig) *devRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	go func() { done <- dev(ctx, cfg, out, log) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("dev returned %v", err)
+			}
+		case <-time.After(time.Minute):
+			t.Error("dev did not stop within a minute")
+		}
+	}
+	t.Cleanup(stop)
+	mcpLine := regexp.MustCompile(`(?m)^MCP: (\S+)$`)
+	asLine := regexp.MustCompile(`(?m)^OAuth sign-in: (\S+) `)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		printed := out.String()
+		if m := mcpLine.FindStringSubmatch(printed); m != nil {
+			r := &devRun{mcpURL: m[1], printed: printed, stop: stop}
+			if a := asLine.FindStringSubmatch(printed); a != nil {
+				r.asURL = a[1]
+			}
+			return r
+		}
+		select {
+		case err := <-done:
+			stopped = true
+			t.Fatalf("dev stopped before it was ready: %v\n%s", err, printed)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dev not ready after two minutes:\n%s", printed)
+		}
+	}
+}
+
+// devConfigFor is the configuration of a `baton dev` on free loopback
+// ports with data folder data.
+func devConfigFor(data string) devConfig {
+	return devConfig{
+		listen: "127.0.0.1:0", oauthListen: "127.0.0.1:0", data: data,
+		org: "o_default", lease: 10 * time.Minute, roles: roleFlag{},
+	}
+}
+
+// postgresDataDir returns a fresh data folder that PostgreSQL can use: as
+// root the server runs as user postgres, which cannot reach t.TempDir().
+func postgresDataDir(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return t.TempDir()
+	}
+	dir, err := os.MkdirTemp("", "baton-cli-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// baton runs the command line in this process and returns its exit status,
+// stdout and stderr.
+func baton(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := run(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// batonOK runs the command line and fails the test unless it exits 0.
+func batonOK(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out, errOut := baton(args...)
+	if code != 0 {
+		t.Fatalf("baton %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errOut)
+	}
+	return out
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/baton-run/baton/gateway/toolreg"
+	"github.com/baton-run/baton/interpreter"
+	"github.com/baton-run/baton/interpreter/mermaid"
+)
+
+const mapUsage = `usage: baton map [--tools FILE] PATH
+
+Prints the Mermaid flowchart of a process, for reviews and docs: its steps by
+kind, next routes with their when, on_reject and on_timeout edges, parallel
+branches and finish outcomes. Paste it into a mermaid code block.
+
+PATH is a process folder or a PROCESS.md file, as for baton validate. The
+process must be valid; every profile Baton implements is accepted. A process
+whose agent steps list tools (baton-tools-1) needs the tool registration file.
+
+Flags:
+`
+
+// runMap is "baton map".
+func runMap(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("map", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	toolsFile := fl.String("tools", "", "tool registration file (YAML), for a process whose steps list tools")
+	fl.Usage = func() { fmt.Fprint(stderr, mapUsage); fl.PrintDefaults() }
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fl.NArg() != 1 {
+		fmt.Fprintln(stderr, "baton map: name one PROCESS.md file or process folder")
+		fl.Usage()
+		return 2
+	}
+	offer := interpreter.DefaultOffer()
+	offer.Profiles = append(offer.Profiles, interpreter.ProfileCheck)
+	if *toolsFile != "" {
+		f, err := toolreg.ReadFile(*toolsFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "baton map: %v\n", err)
+			return 1
+		}
+		offer.Profiles = append(offer.Profiles, interpreter.ProfileTools)
+		offer.ToolCatalog = f.Catalog()
+	}
+	p, r := loadProcess(fl.Arg(0), &offer)
+	if p == nil {
+		printIssues(stderr, r)
+		return 1
+	}
+	fmt.Fprint(stdout, mermaid.Flowchart(p))
+	return 0
+}
