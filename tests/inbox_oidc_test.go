@@ -30,8 +30,8 @@ type provider struct {
 	secret   string
 
 	mu     sync.Mutex
-	claims map[string]any    // who the next sign-in is
-	codes  map[string]grant  // code → what it was issued for
+	claims map[string]any      // who the next sign-in is
+	codes  map[string]grant    // code → what it was issued for
 	nonce  func(string) string // changes the nonce put in ID tokens
 }
 

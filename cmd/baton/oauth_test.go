@@ -49,7 +49,7 @@ func (s *syncBuffer) String() string {
 
 // devStack is `baton dev` running in this process.
 type devStack struct {
-	data, mcpURL, asURL string
+	data, mcpURL, asURL, inboxURL string
 }
 
 // startDev runs dev() as `baton dev` does, on free loopback ports, with
@@ -80,6 +80,7 @@ func startDev(t *testing.T) *devStack {
 	})
 	mcpLine := regexp.MustCompile(`(?m)^MCP: (\S+)$`)
 	asLine := regexp.MustCompile(`(?m)^OAuth sign-in: (\S+) `)
+	inboxLine := regexp.MustCompile(`(?m)^Inbox: (\S+) `)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		printed := out.String()
@@ -91,7 +92,11 @@ func startDev(t *testing.T) *devStack {
 			if !strings.Contains(printed, "Published invoice-approval v1") {
 				t.Fatalf("invoice-approval was not published:\n%s", printed)
 			}
-			return &devStack{data: data, mcpURL: m[1], asURL: a[1]}
+			in := inboxLine.FindStringSubmatch(printed)
+			if in == nil {
+				t.Fatalf("baton dev printed no inbox URL:\n%s", printed)
+			}
+			return &devStack{data: data, mcpURL: m[1], asURL: a[1], inboxURL: in[1]}
 		}
 		select {
 		case err := <-done:

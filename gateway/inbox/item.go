@@ -367,10 +367,10 @@ func (in *Inbox) upload(r *http.Request, s *session, fh *multipart.FileHeader, r
 // issuesByPart sorts a refusal's issues to the parts of the form they
 // name, by the issue grammar "<path>: <problem>".
 type issuesByPart struct {
-	output    map[string][]string // by output field
-	outputAll []string            // about the output as a whole
+	output                                map[string][]string // by output field
+	outputAll                             []string            // about the output as a whole
 	evidence, summary, next, reason, note []string
-	other     []string
+	other                                 []string
 }
 
 func sortIssues(issues []string) issuesByPart {
