@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -39,6 +40,12 @@ type Options struct {
 	HTTPClient *http.Client
 	// Logger receives notifications and failures. Default: slog.Default().
 	Logger *slog.Logger
+	// InboxURL is the web inbox's address, such as
+	// https://baton.example.com/inbox/. When set, every notification
+	// carries a url leading to the item, InboxURL + "runs/RUN/items/ITEM"
+	// (or to the run, InboxURL + "runs/RUN", for a step without one).
+	// Default: none.
+	InboxURL string
 }
 
 // New returns the activities over a store (the read model) and a Temporal
@@ -121,11 +128,19 @@ func (a *Activities) NotifyOverdue(ctx context.Context, e interpreter.Effect) er
 	if e.AssignedTo != nil {
 		attrs = append(attrs, "group", e.AssignedTo.Group, "person", e.AssignedTo.Person)
 	}
+	link := a.inboxLink(e)
+	if link != "" {
+		attrs = append(attrs, "url", link)
+	}
 	a.opts.Logger.Info("step overdue", attrs...)
 	if a.opts.WebhookURL == "" {
 		return nil
 	}
-	body, err := json.Marshal(map[string]any{"event": "step_overdue", "effect": e})
+	msg := map[string]any{"event": "step_overdue", "effect": e}
+	if link != "" {
+		msg["url"] = link
+	}
+	body, err := json.Marshal(msg)
 	if err != nil {
 		return err
 	}
@@ -143,6 +158,19 @@ func (a *Activities) NotifyOverdue(ctx context.Context, e interpreter.Effect) er
 		return fmt.Errorf("overdue webhook: %s", resp.Status)
 	}
 	return nil
+}
+
+// inboxLink is the inbox page of an overdue step's work item, or of its
+// run; "" without an inbox.
+func (a *Activities) inboxLink(e interpreter.Effect) string {
+	if a.opts.InboxURL == "" {
+		return ""
+	}
+	link := strings.TrimRight(a.opts.InboxURL, "/") + "/runs/" + url.PathEscape(e.RunID)
+	if e.WorkItemID != "" {
+		link += "/items/" + url.PathEscape(e.WorkItemID)
+	}
+	return link
 }
 
 // CancelRequest reads who asked Temporal to cancel a workflow and why,

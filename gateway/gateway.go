@@ -123,6 +123,7 @@ type Gateway struct {
 	mu        sync.Mutex
 	processes map[string]*interpreter.Process // "name@version" → parsed
 
+	mounts map[string]http.Handler // served beside /mcp, see Mount
 }
 
 // New returns a gateway over its store, the runs' client and a token
@@ -192,7 +193,19 @@ func (g *Gateway) Handler() http.Handler {
 	mux.Handle("/.well-known/oauth-protected-resource", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers))
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers))
 	mux.HandleFunc("GET /files/{id}", g.serveFile)
+	for pattern, h := range g.mounts {
+		mux.Handle(pattern, h)
+	}
 	return mux
+}
+
+// Mount serves h at pattern beside the MCP endpoint in every Handler made
+// after it, such as the web inbox at "/inbox/".
+func (g *Gateway) Mount(pattern string, h http.Handler) {
+	if g.mounts == nil {
+		g.mounts = map[string]http.Handler{}
+	}
+	g.mounts[pattern] = h
 }
 
 // process returns a published version's parsed definition.

@@ -56,13 +56,17 @@ type call struct {
 func (g *Gateway) Call(ctx context.Context, id auth.Identity, tool string, args json.RawMessage) (json.RawMessage, error) {
 	t := g.tools[tool]
 	if t == nil {
-		return nil, fmt.Errorf("gateway: no tool %q", tool)
+		return nil, invalid(fmt.Sprintf("There is no tool %s.", quote(tool)), "tool: unknown")
+	}
+	id, err := id.Normalize()
+	if err != nil {
+		return nil, forbidden("The identity is not one this server accepts: " + err.Error())
 	}
 	data, err := g.serve(ctx, t, &id, args)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(data)
+	return marshal(data)
 }
 
 // serve takes a call through the pipeline. A panic in a tool is the

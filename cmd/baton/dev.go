@@ -20,6 +20,7 @@ import (
 
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/gateway/inbox"
 	"github.com/baton-run/baton/gateway/oauth"
 	"github.com/baton-run/baton/internal/devpg"
 	"github.com/baton-run/baton/interpreter"
@@ -36,6 +37,7 @@ clients sign in (pick an agent, person or operator; no password), so a client
 needs the MCP URL alone. State lives in --data and survives restarts.
 Process folders given with --processes are published at start, each role bound
 to the group of the same name unless --role says otherwise. Prints the MCP URL,
+the web inbox URL (people and operators sign in there as on the sign-in page),
 the sign-in URL, the Temporal UI URL and dev tokens for an agent, a person and
 an operator. Ctrl-C stops it.
 
@@ -140,7 +142,14 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	}
 	defer c.Close()
 
-	stopWorker, err := startWorker(ctx, dbURL, c, workflows.DefaultTaskQueue, cfg.webhook, log)
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
+	}
+	defer ln.Close()
+	baseURL := listenURL(cfg.listen, ln)
+	inboxURL := baseURL + inbox.Path
+	stopWorker, err := startWorker(ctx, dbURL, c, workflows.DefaultTaskQueue, cfg.webhook, inboxURL, log)
 	if err != nil {
 		return err
 	}
@@ -154,12 +163,6 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
-	}
-	defer ln.Close()
-	baseURL := listenURL(cfg.listen, ln)
 	resource := baseURL + "/mcp"
 	var asLn net.Listener
 	var authServers []string
@@ -213,6 +216,11 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		gs = append(gs, grp)
 	}
 	sort.Strings(gs)
+	in, err := inbox.New(g, &inbox.Options{BaseURL: baseURL, Secret: key, DevSignIn: true, Groups: gs, Logger: log})
+	if err != nil {
+		return err
+	}
+	g.Mount(inbox.Path, in.Handler())
 	servers := []served{{ln, gateway.LimitConcurrency(g.Handler(), nil)}}
 	if asLn != nil {
 		as, err := oauth.New(issuer, &oauth.Options{
@@ -237,6 +245,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		if len(authServers) > 0 {
 			fmt.Fprintf(stdout, "OAuth sign-in: %s (MCP clients need only the MCP URL)\n", authServers[0])
 		}
+		fmt.Fprintf(stdout, "Inbox: %s (people and operators sign in here)\n", inboxURL)
 		fmt.Fprintf(stdout, "MCP: %s\n", resource)
 	})
 }

@@ -15,6 +15,7 @@ import (
 // devRun is one `baton dev` running in this process.
 type devRun struct {
 	mcpURL, asURL string
+	inboxURL      string
 	printed       string // what it printed up to being ready
 	stop          func() // stops it and reports an error it returned; idempotent
 }
@@ -47,6 +48,7 @@ func launchDev(t *testing.T, cfg devConfig) *devRun {
 	t.Cleanup(stop)
 	mcpLine := regexp.MustCompile(`(?m)^MCP: (\S+)$`)
 	asLine := regexp.MustCompile(`(?m)^OAuth sign-in: (\S+) `)
+	inboxLine := regexp.MustCompile(`(?m)^Inbox: (\S+) `)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		printed := out.String()
@@ -54,6 +56,9 @@ func launchDev(t *testing.T, cfg devConfig) *devRun {
 			r := &devRun{mcpURL: m[1], printed: printed, stop: stop}
 			if a := asLine.FindStringSubmatch(printed); a != nil {
 				r.asURL = a[1]
+			}
+			if in := inboxLine.FindStringSubmatch(printed); in != nil {
+				r.inboxURL = in[1]
 			}
 			return r
 		}

@@ -48,7 +48,7 @@ func (s *syncBuffer) String() string {
 
 // devStack is `baton dev` running in this process.
 type devStack struct {
-	data, mcpURL, asURL string
+	data, mcpURL, asURL, inboxURL string
 }
 
 // startDev runs dev() as `baton dev` does, on free loopback ports, with
@@ -66,7 +66,10 @@ func startDev(t *testing.T) *devStack {
 	if !strings.Contains(d.printed, "Published invoice-approval v1") {
 		t.Fatalf("invoice-approval was not published:\n%s", d.printed)
 	}
-	return &devStack{data: data, mcpURL: d.mcpURL, asURL: d.asURL}
+	if d.inboxURL == "" {
+		t.Fatalf("baton dev printed no inbox URL:\n%s", d.printed)
+	}
+	return &devStack{data: data, mcpURL: d.mcpURL, asURL: d.asURL, inboxURL: d.inboxURL}
 }
 
 // hop is one HTTP request a client made, as the recorder saw it.

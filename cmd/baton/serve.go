@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/gateway/inbox"
 	"github.com/baton-run/baton/workflows"
 )
 
@@ -36,6 +38,7 @@ type serveConfig struct {
 	tlsCert, tlsKey, tlsCA, tlsServerName             string
 	jwksURL, issuer, audience, kindClaim, groupsClaim string
 	devKeyDir, webhook                                string
+	inboxClientID, inboxSecretFile, inboxURL          string
 	devTokens                                         bool
 	lease, uploadQuotaWindow, requestRetention        time.Duration
 	maxUpload, maxRequests                            int
@@ -53,6 +56,7 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 	stringFlag(fl, &c.tlsServerName, "tls-server-name", "", "server name to verify on Temporal's certificate")
 	if workerFlags {
 		stringFlag(fl, &c.webhook, "webhook", "", "URL receiving overdue notifications as JSON POSTs")
+		stringFlag(fl, &c.inboxURL, "inbox-url", "", "web inbox URL that overdue notifications link to (default with serve: BASE-URL/inbox/ when the inbox is on)")
 	}
 	if gatewayFlags {
 		stringFlag(fl, &c.listen, "listen", "127.0.0.1:8080", "gateway address")
@@ -66,6 +70,8 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 		stringFlag(fl, &c.groupsClaim, "groups-claim", "groups", "claim listing the caller's groups")
 		boolFlag(fl, &c.devTokens, "dev-tokens", false, "DEVELOPMENT ONLY: accept the dev tokens of --dev-key-dir instead of an issuer's JWTs")
 		stringFlag(fl, &c.devKeyDir, "dev-key-dir", "", "data folder of 'baton dev' whose dev tokens --dev-tokens accepts (default .baton)")
+		stringFlag(fl, &c.inboxClientID, "inbox-client-id", "", "OpenID Connect client id of the web inbox at --issuer; the inbox is off without it")
+		stringFlag(fl, &c.inboxSecretFile, "inbox-client-secret-file", "", "file holding the inbox client's secret")
 		durationFlag(fl, &c.lease, "lease", 10*time.Minute, "claim lease length")
 		intFlag(fl, &c.maxUpload, "max-upload-bytes", 10<<20, "largest upload")
 		intFlag(fl, &c.maxRequests, "max-requests", 256, "most requests served at once; more wait up to 5s, then get 503")
@@ -184,6 +190,32 @@ func (c *serveConfig) gatewayQuota() gateway.UploadQuota {
 	return gateway.UploadQuota{Bytes: c.uploadQuota, Window: c.uploadQuotaWindow}
 }
 
+// inbox returns the web inbox of g, signing people in with OpenID Connect
+// at --issuer, or nil when --inbox-client-id is not given.
+func (c *serveConfig) inbox(g *gateway.Gateway, key []byte, log *slog.Logger) (*inbox.Inbox, error) {
+	if c.inboxClientID == "" {
+		return nil, nil
+	}
+	if c.issuer == "" || c.inboxSecretFile == "" {
+		return nil, errors.New("the inbox (--inbox-client-id) needs --issuer and --inbox-client-secret-file")
+	}
+	b, err := os.ReadFile(c.inboxSecretFile)
+	if err != nil {
+		return nil, fmt.Errorf("read --inbox-client-secret-file: %w", err)
+	}
+	clientSecret := strings.TrimSpace(string(b))
+	if clientSecret == "" {
+		return nil, fmt.Errorf("--inbox-client-secret-file %s is empty", c.inboxSecretFile)
+	}
+	return inbox.New(g, &inbox.Options{
+		BaseURL: c.publicURL(), Secret: key, Logger: log,
+		OIDC: &inbox.OIDCOptions{
+			Issuer: c.issuer, ClientID: c.inboxClientID, ClientSecret: clientSecret, JWKSURL: c.jwksURL,
+			KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim,
+		},
+	})
+}
+
 func (c *serveConfig) publicURL() string {
 	if c.baseURL != "" {
 		return c.baseURL
@@ -240,7 +272,11 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 	}
 	defer c.Close()
 	if withWorker {
-		stopWorker, err := startWorker(ctx, cfg.databaseURL, c, cfg.taskQueue, cfg.webhook, log)
+		inboxURL := cfg.inboxURL
+		if inboxURL == "" && withGateway && cfg.inboxClientID != "" {
+			inboxURL = strings.TrimRight(cfg.publicURL(), "/") + inbox.Path
+		}
+		stopWorker, err := startWorker(ctx, cfg.databaseURL, c, cfg.taskQueue, cfg.webhook, inboxURL, log)
 		if err != nil {
 			return err
 		}
@@ -272,7 +308,19 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 	if err != nil {
 		return err
 	}
+	in, err := cfg.inbox(g, key, log)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		g.Mount(inbox.Path, in.Handler())
+	}
 	go sweepRequests(ctx, g, cfg.requestRetention, log)
 	h := gateway.LimitConcurrency(g.Handler(), &gateway.ConcurrencyOptions{MaxRequests: cfg.maxRequests})
-	return serveHTTP(ctx, cfg.listen, h, func(url string) { fmt.Fprintf(stdout, "MCP: %s/mcp\n", url) })
+	return serveHTTP(ctx, cfg.listen, h, func(url string) {
+		if in != nil {
+			fmt.Fprintf(stdout, "Inbox: %s\n", in.URL())
+		}
+		fmt.Fprintf(stdout, "MCP: %s/mcp\n", url)
+	})
 }
