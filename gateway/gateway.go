@@ -42,6 +42,10 @@ type Options struct {
 	UploadQuota UploadQuota
 	// RunDataBytes caps a run's data. Default 262144.
 	RunDataBytes int
+	// WritesPerRun is how many writes to one run this gateway has in flight
+	// at once; more wait their turn. Default 4, under Temporal's 10
+	// in-flight updates per workflow, so two gateways stay within it too.
+	WritesPerRun int
 	// Operators is the group that receives escalations. Default
 	// interpreter.DefaultOperators.
 	Operators string
@@ -81,6 +85,12 @@ func (o *Options) defaults() error {
 	if o.RunDataBytes == 0 {
 		o.RunDataBytes = interpreter.DefaultRunDataBytes
 	}
+	if o.WritesPerRun == 0 {
+		o.WritesPerRun = 4
+	}
+	if o.WritesPerRun < 1 || o.WritesPerRun > 10 {
+		return fmt.Errorf("gateway: WritesPerRun %d is outside 1 to 10 (Temporal admits 10 in-flight updates per run)", o.WritesPerRun)
+	}
 	if o.Operators == "" {
 		o.Operators = interpreter.DefaultOperators
 	}
@@ -119,6 +129,7 @@ type Gateway struct {
 	server   *mcp.Server
 	toolList []*tool
 	tools    map[string]*tool
+	queue    *runQueue
 
 	mu        sync.Mutex
 	processes map[string]*interpreter.Process // "name@version" → parsed
@@ -153,6 +164,7 @@ func New(s *store.Store, runs *workflows.Client, verify auth.Verifier, opts *Opt
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "baton", Version: Version}, &mcp.ServerOptions{
 		Instructions: "Baton runs agentprocess processes. Call describe first, then get_work to find steps to claim.",
 	})
+	g.queue = newRunQueue(g.opts.WritesPerRun)
 	g.toolList = toolTable()
 	g.tools = map[string]*tool{}
 	for _, t := range g.toolList {

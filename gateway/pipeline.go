@@ -145,7 +145,12 @@ func (g *Gateway) runWrite(ctx context.Context, c *call) (json.RawMessage, error
 	if err != nil {
 		return nil, err
 	}
+	release, err := g.queue.acquire(ctx, runID)
+	if err != nil {
+		return nil, errRetry
+	}
 	answer, err := g.runs.Write(ctx, g.opts.Org, runID, c.reqID, hex.EncodeToString(c.digest), cmd)
+	release()
 	if errors.Is(err, workflows.ErrNoRun) {
 		return nil, g.runGone(ctx, runID)
 	}

@@ -595,10 +595,9 @@ func (m *Machine) Snapshot() string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// dataSize is the compact JSON size of run data, as the cap counts it.
+// dataSize is the size of run data as the cap counts it (RunDataSize).
 func (m *Machine) dataSize() int {
-	b, _ := json.Marshal(&m.run.Data)
-	return len(b)
+	return RunDataSize(&m.run.Data)
 }
 
 // stamp formats a time as run data and views show it.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -831,4 +832,29 @@ steps:
 	if *v.Run.Outcome != "failed" || v.Run.Ended.Note == nil || stepState(m, "ask") != StepFailed {
 		t.Fatalf("server failure: run %+v ended %+v ask %s", v.Run, v.Run.Ended, stepState(m, "ask"))
 	}
+}
+
+// The cap counts run data as written: <, > and & are one byte each, as
+// RunDataSize (and the cap at start and on events) counts them, not the six
+// of an HTML-escaped encoding.
+func TestRunDataCapCountsCharactersAsWritten(t *testing.T) {
+	p := loadSource(t, supplierSrc)
+	inputs := map[string]any{"vendorName": "A&B <Ltd>", "amount": json.Number("1")}
+	probe, err := StartRun(Start{RunID: "r_1", Process: p, Version: 1, Starter: starter, Inputs: inputs}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim(t, probe, "check_vendor", agentA, "l1", t0)
+	s := goodSubmit("l1")
+	s.Output = map[string]any{"cleared": true, "summary": strings.Repeat("<&>", 30)}
+	must(t, probe, s, t0)
+	exact := RunDataSize(&probe.Run().Data)
+
+	// A cap of exactly that size takes the same submission.
+	m, err := StartRun(Start{RunID: "r_1", Process: p, Version: 1, Starter: starter, Limits: Limits{RunDataBytes: exact}, Inputs: inputs}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim(t, m, "check_vendor", agentA, "l1", t0)
+	must(t, m, s, t0)
 }

@@ -31,6 +31,9 @@ func searchAttributes(want map[string]enums.IndexedValueType) (map[string]enums.
 // checks that each is registered with the wanted type. Adding one that
 // already exists is a no-op, so this runs on every start.
 func registerSearchAttributes(ctx context.Context, c client.Client, namespace string, want map[string]enums.IndexedValueType) error {
+	if len(want) == 0 {
+		return nil
+	}
 	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
 		Namespace:        namespace,
 		SearchAttributes: want,

@@ -147,8 +147,8 @@ func TestWebUI(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &attrs); err != nil {
 		t.Fatalf("search attributes from the UI: %v: %.300q", err, body)
 	}
-	if _, ok := attrs.CustomAttributes["BatonState"]; !ok {
-		t.Errorf("UI lists search attributes %v, want BatonState among them", attrs.CustomAttributes)
+	if _, ok := attrs.CustomAttributes[extraAttribute]; !ok {
+		t.Errorf("UI lists search attributes %v, want %s among them", attrs.CustomAttributes, extraAttribute)
 	}
 
 	// An SRE opens a run.

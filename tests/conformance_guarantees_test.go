@@ -212,7 +212,7 @@ func TestSection6_1_Order(t *testing.T) {
 func TestSection6_2_OneActor(t *testing.T) {
 	b := start(t, options{})
 	v := startSrc(t, b, b.connect(personID("mira@example.com")), orderSrc, nil)
-	agents := make([]*user, 32)
+	agents := make([]*user, 64)
 	for i := range agents {
 		agents[i] = b.connect(auth.Identity{ID: fmt.Sprintf("a_racer%02d", i), Kind: auth.KindAgent})
 	}

@@ -18,11 +18,12 @@ package auth
 import (
 	"context"
 	"fmt"
-	"net/mail"
 	"strings"
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/baton-run/baton/interpreter"
 )
 
 // ErrInvalidToken is wrapped by every error a [Verifier] returns for a token it
@@ -84,8 +85,9 @@ func (id Identity) Normalize() (Identity, error) {
 		return Identity{}, fmt.Errorf("identity %q has kind %q: use %q, %q or %q", out.ID, out.Kind, KindAgent, KindPerson, KindOperator)
 	}
 	if out.Kind == KindPerson {
+		// One rule for what a person is, the interpreter's (docs/design.md).
 		out.ID = strings.ToLower(out.ID)
-		if !isEmail(out.ID) {
+		if !interpreter.IsPerson(out.ID) {
 			return Identity{}, fmt.Errorf("person identity %q is not an email address: persons are identified by email, like mira@example.com", id.ID)
 		}
 	}
@@ -99,11 +101,4 @@ func (id Identity) Normalize() (Identity, error) {
 		}
 	}
 	return out, nil
-}
-
-// isEmail reports whether s is a bare address such as mira@example.com, with
-// no display name or angle brackets.
-func isEmail(s string) bool {
-	a, err := mail.ParseAddress(s)
-	return err == nil && a.Name == "" && a.Address == s && strings.Count(s, "@") == 1
 }

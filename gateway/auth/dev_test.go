@@ -299,3 +299,14 @@ func TestDevIssuerResourceAudience(t *testing.T) {
 		t.Error("IssueFor with no audience succeeded")
 	}
 }
+
+// A person is an email address by the interpreter's one rule: a domain of
+// at least two labels, so a@localhost is not a person.
+func TestPersonIdentityIsTheInterpretersEmail(t *testing.T) {
+	for id, ok := range map[string]bool{"mira@example.com": true, "a@localhost": false, "Mira <mira@example.com>": false} {
+		_, err := Identity{ID: id, Kind: KindPerson}.Normalize()
+		if (err == nil) != ok {
+			t.Errorf("person %q: Normalize error %v, want ok %v", id, err, ok)
+		}
+	}
+}
