@@ -9,7 +9,7 @@ import (
 // verify_settlement with the earlier steps' data in place.
 func benchRun(b *testing.B) (*Process, *Machine) {
 	p := loadFixture(b, "customer-offboarding")
-	in := sampleValues(p.Inputs)
+	in := Samples(p.Inputs)
 	in["effectiveAt"] = "2026-01-01T00:00:00Z"
 	m, err := StartRun(Start{RunID: "r_1", Process: p, Version: 1, Inputs: in, Starter: starter}, t0)
 	if err != nil {

@@ -49,47 +49,10 @@ func loadSource(t testing.TB, src string) *Process {
 	return p
 }
 
-// sampleValue returns a value that satisfies f.
-func sampleValue(f *Field, name string) any {
-	if len(f.OneOf) > 0 {
-		return f.OneOf[0]
-	}
-	switch f.Type {
-	case TypeString:
-		return "some " + name
-	case TypeNumber:
-		return json.Number("48000")
-	case TypeBoolean:
-		return true
-	case TypeDate:
-		return "2026-10-07"
-	case TypeDatetime:
-		return "2026-10-06T10:00:00Z"
-	case TypeList:
-		if f.Items != nil {
-			return []any{sampleValue(f.Items, name)}
-		}
-		return []any{"one"}
-	case TypeObject:
-		return map[string]any{"k": "v"}
-	case TypePerson:
-		return name + "@example.com"
-	}
-	return nil
-}
-
-func sampleValues(fs Fields) map[string]any {
-	out := map[string]any{}
-	for _, f := range fs {
-		out[f.Name] = sampleValue(f, f.Name)
-	}
-	return out
-}
-
 // sampleSubmission satisfies every rule of step s.
 func sampleSubmission(s *Step) Submission {
 	summary := "Did the work and checked it."
-	sub := Submission{Output: sampleValues(s.Output), Summary: &summary, Files: map[string]FileCheck{}}
+	sub := Submission{Output: Samples(s.Output), Summary: &summary, Files: map[string]FileCheck{}}
 	for i, k := range s.Evidence {
 		ref := fmt.Sprintf("f_%d", i)
 		if k == "link" {

@@ -98,11 +98,11 @@ func TestStartRefusesRunDataOverCap(t *testing.T) {
 
 func TestStartRefusesInitiatorForAgentStarter(t *testing.T) {
 	p := loadFixture(t, "expense-reimbursement")
-	_, err := StartRun(Start{RunID: "r_1", Process: p, Version: 1, Inputs: sampleValues(p.Inputs), Starter: agentA}, t0)
+	_, err := StartRun(Start{RunID: "r_1", Process: p, Version: 1, Inputs: Samples(p.Inputs), Starter: agentA}, t0)
 	if e, ok := err.(*Error); !ok || e.Code != CodeInvalid || len(e.Issues) != 1 {
 		t.Fatalf("got %v, want invalid with one issue", err)
 	}
-	m := start(t, p, sampleValues(p.Inputs), starter, ModeLive)
+	m := start(t, p, Samples(p.Inputs), starter, ModeLive)
 	w := openItemFor(t, m, t0, "receipts")
 	if w.AssignedTo.Person != starter.ID {
 		t.Fatalf("initiator step assigned to %+v, want the starter", w.AssignedTo)
@@ -190,7 +190,7 @@ func TestSubmitAcceptance(t *testing.T) {
 
 func TestSubmitOneNextRefusesRoute(t *testing.T) {
 	p := loadFixture(t, "incident-postmortem")
-	m := start(t, p, sampleValues(p.Inputs), starter, ModeLive)
+	m := start(t, p, Samples(p.Inputs), starter, ModeLive)
 	claim(t, m, "draft", agentA, "l1", t0)
 	sub := sampleSubmission(p.Step("draft"))
 	sub.Next, sub.Reason = ptr("review"), ptr("because")
@@ -302,7 +302,7 @@ func TestDecideErrorOrder(t *testing.T) {
 
 func TestDecideStaleAfterRunDataChanges(t *testing.T) {
 	p := loadFixture(t, "major-incident")
-	m := start(t, p, sampleValues(p.Inputs), starter, ModeLive)
+	m := start(t, p, Samples(p.Inputs), starter, ModeLive)
 	claim(t, m, "activate", agentA, "l1", t0)
 	must(t, m, Submit{StepID: "activate", LeaseID: "l1", Actor: agentA, Submission: sampleSubmission(p.Step("activate"))}, t0)
 	for _, id := range []string{"operations", "security", "communications"} {
@@ -322,7 +322,7 @@ func TestDecideStaleAfterRunDataChanges(t *testing.T) {
 
 func TestParallelReworkRewindsRegion(t *testing.T) {
 	p := loadFixture(t, "major-incident")
-	m := start(t, p, sampleValues(p.Inputs), starter, ModeLive)
+	m := start(t, p, Samples(p.Inputs), starter, ModeLive)
 	claim(t, m, "activate", agentA, "l1", t0)
 	must(t, m, Submit{StepID: "activate", LeaseID: "l1", Actor: agentA, Submission: sampleSubmission(p.Step("activate"))}, t0)
 	for _, id := range []string{"operations", "security", "communications"} {
@@ -359,7 +359,7 @@ func TestParallelReworkRewindsRegion(t *testing.T) {
 
 func TestBranchFailureCancelsSiblings(t *testing.T) {
 	p := loadFixture(t, "major-incident")
-	m := start(t, p, sampleValues(p.Inputs), starter, ModeLive)
+	m := start(t, p, Samples(p.Inputs), starter, ModeLive)
 	claim(t, m, "activate", agentA, "l1", t0)
 	must(t, m, Submit{StepID: "activate", LeaseID: "l1", Actor: agentA, Submission: sampleSubmission(p.Step("activate"))}, t0)
 	w := openItemFor(t, m, t0, "security")
@@ -375,7 +375,7 @@ func TestBranchFailureCancelsSiblings(t *testing.T) {
 
 func TestRejectWithoutOnRejectEndsRun(t *testing.T) {
 	p := loadFixture(t, "customer-offboarding")
-	m := start(t, p, sampleValues(p.Inputs), starter, ModeLive)
+	m := start(t, p, Samples(p.Inputs), starter, ModeLive)
 	w := openItemFor(t, m, t0, "authorize")
 	v := must(t, m, Decide{WorkItemID: w.ID, Snapshot: w.Snapshot, Decision: DecisionRejected, Note: ptr("Not the customer."), Actor: member(w)}, t0).(*View)
 	if v.Run.State != "ended" || *v.Run.Outcome != "rejected" || *v.Run.Ended.Note != "Not the customer." {
@@ -563,7 +563,7 @@ func TestWaitForTimeout(t *testing.T) {
 
 func TestWaitUntil(t *testing.T) {
 	p := loadFixture(t, "blog-publication")
-	in := sampleValues(p.Inputs)
+	in := Samples(p.Inputs)
 	cases := []struct {
 		name      string
 		publishAt any

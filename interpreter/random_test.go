@@ -24,7 +24,7 @@ func TestRandomCommands(t *testing.T) {
 		for seed := 1; seed <= seeds; seed++ {
 			t.Run(fmt.Sprintf("%s/%d", name, seed), func(t *testing.T) {
 				rng := rand.New(rand.NewSource(int64(seed)))
-				m := start(t, p, sampleValues(p.Inputs), starter, ModeLive)
+				m := start(t, p, Samples(p.Inputs), starter, ModeLive)
 				now := t0
 				var leases []leaseRef
 				for i := 0; i < steps; i++ {

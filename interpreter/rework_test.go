@@ -49,7 +49,7 @@ func wantData(t *testing.T, v *View, id string, current bool, history int) {
 
 func TestReworkIntoStepThatNeverRan(t *testing.T) {
 	p := loadFixture(t, "support-escalation")
-	m := start(t, p, sampleValues(p.Inputs), starter, ModeLive)
+	m := start(t, p, Samples(p.Inputs), starter, ModeLive)
 	lease := "l1"
 	claim(t, m, "diagnose", agentA, lease, t0)
 	sub := sampleSubmission(p.Step("diagnose"))

@@ -63,7 +63,7 @@ func DefaultMember(w interpreter.WorkItem) Who {
 
 func (w *Walk) defaults() {
 	if w.Inputs == nil {
-		w.Inputs = Samples(w.Process.Inputs)
+		w.Inputs = interpreter.Samples(w.Process.Inputs)
 	}
 	if w.Starter.ID == "" {
 		w.Starter = WalkStarter
@@ -197,7 +197,7 @@ func (w *Walk) agentSteps(ctx context.Context, d Driver, v *interpreter.View, es
 // work fills a step's requirements with samples, uploading file evidence.
 func (w *Walk) work(ctx context.Context, d Driver, who Who, output interpreter.Fields, evidence []string, next []interpreter.Route) (Work, error) {
 	summary := "Did the work and checked it."
-	wk := Work{Output: Samples(output), Summary: &summary}
+	wk := Work{Output: interpreter.Samples(output), Summary: &summary}
 	for _, k := range evidence {
 		ref := "https://example.com/doc/1"
 		if k == "file" {

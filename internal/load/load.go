@@ -154,7 +154,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// Starts.
 	t := newTimings()
 	p, err := o.parallel(ctx, "starts", t, func(ctx context.Context, d *drive.MCP) error {
-		_, err := d.Start(ctx, drive.WalkStarter, o.Process.Name, drive.Samples(o.Process.Inputs), "")
+		_, err := d.Start(ctx, drive.WalkStarter, o.Process.Name, interpreter.Samples(o.Process.Inputs), "")
 		return err
 	}, newDriver)
 	if err != nil {
