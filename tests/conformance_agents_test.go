@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -126,7 +127,7 @@ func TestSection3_3_RefusedSubmissionHandsOverIssues(t *testing.T) {
 	agent.refused("submit", map[string]any{"token": c.Token, "requestId": rid(), "summary": "s", "output": map[string]any{"found": true, "tier": "gold"}, "evidence": evidenceFor(agent, []string{"file"}), "next": "review", "reason": "r"},
 		interpreter.CodeNotAccepted, "next: not allowed, this step has one next", "reason: not allowed, this step has one next")
 	if got := getRun(agent, v.Run.ID); stepStateOf(got, "gather") != "claimed" || got.Data.Steps["gather"] != nil {
-		t.Fatalf("a refused submission changed the run: %s", describeSteps(got))
+		t.Fatalf("a refused submission changed the run: %s", drive.Steps(&got))
 	}
 	time.Sleep(3 * time.Second)
 	c2 := claimStep(other, v.Run.ID, "gather")
@@ -158,7 +159,7 @@ func TestSection3_3_Escalation(t *testing.T) {
 		agent.ok("escalate", map[string]any{"token": c.Token, "note": "The registry is down.", "requestId": rid()}, &v)
 		w := itemFor(v, "gather")
 		if stepStateOf(v, "gather") != "waiting" || w == nil || w.Escalation == nil || w.Escalation.Note != "The registry is down." || w.Escalation.By != agentID.ID {
-			t.Fatalf("after escalate: %s, item %+v", describeSteps(v), w)
+			t.Fatalf("after escalate: %s, item %+v", drive.Steps(&v), w)
 		}
 		if got := w.Decide.Decisions; len(got) != 3 || got[0] != "returned" || got[1] != "completed" || got[2] != "failed" {
 			t.Fatalf("escalation decisions = %q", got)
@@ -179,7 +180,7 @@ func TestSection3_3_Escalation(t *testing.T) {
 		mira.refused("decide", decideArgs(v, w, "returned", map[string]any{"note": "Try again."}), interpreter.CodeForbidden)
 		ops.ok("decide", decideArgs(v, w, "returned", map[string]any{"note": "Use the mirror."}), &v)
 		if stepStateOf(v, "gather") != "ready" || itemFor(v, "gather") != nil {
-			t.Fatalf("after returned: %s", describeSteps(v))
+			t.Fatalf("after returned: %s", drive.Steps(&v))
 		}
 		items := agentWork(agent, v.Run.ID)
 		if len(items) != 1 || items[0].Handoff == nil || items[0].Handoff.Returned == nil || items[0].Handoff.Returned.Note != "Use the mirror." {
@@ -191,7 +192,7 @@ func TestSection3_3_Escalation(t *testing.T) {
 		}
 		agent.ok("submit", goodGather(agent, c2.Token), &v)
 		if stepStateOf(v, "review") != "waiting" {
-			t.Fatalf("after submit: %s", describeSteps(v))
+			t.Fatalf("after submit: %s", drive.Steps(&v))
 		}
 	})
 	t.Run("completed", func(t *testing.T) {
@@ -203,7 +204,7 @@ func TestSection3_3_Escalation(t *testing.T) {
 			"output": map[string]any{"found": false, "tier": "silver"}, "evidence": evidenceFor(ops, []string{"file"}),
 		}), &v)
 		if stepStateOf(v, "gather") != "done" || v.Data.Steps["gather"].By != operatorID.ID || stepStateOf(v, "review") != "waiting" {
-			t.Fatalf("after completed: %s by %s", describeSteps(v), v.Data.Steps["gather"].By)
+			t.Fatalf("after completed: %s by %s", drive.Steps(&v), v.Data.Steps["gather"].By)
 		}
 	})
 	t.Run("failed", func(t *testing.T) {
@@ -211,7 +212,7 @@ func TestSection3_3_Escalation(t *testing.T) {
 		v, w := escalate(v, c)
 		ops.ok("decide", decideArgs(v, w, "failed", map[string]any{"note": "The vendor is gone."}), &v)
 		if v.Run.State != "ended" || v.Run.Outcome == nil || *v.Run.Outcome != "failed" || stepStateOf(v, "gather") != "failed" {
-			t.Fatalf("after failed: %+v %s", v.Run, describeSteps(v))
+			t.Fatalf("after failed: %+v %s", v.Run, drive.Steps(&v))
 		}
 		if e := v.Run.Ended; e == nil || e.By != operatorID.ID || e.Note == nil || *e.Note != "The vendor is gone." {
 			t.Fatalf("ended = %+v", v.Run.Ended)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/drive/drivetest"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -19,7 +21,7 @@ func until(t *testing.T, u *user, runID string, limit time.Duration, ok func(vie
 			return v
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after %s the run is %s: %s", limit, v.Run.State, describeSteps(v))
+			t.Fatalf("after %s the run is %s: %s", limit, v.Run.State, drive.Steps(&v))
 		}
 		time.Sleep(time.Second)
 	}
@@ -50,11 +52,11 @@ func TestSection3_6_WaitForTimeoutToOnTimeout(t *testing.T) {
 	agent := b.connect(agentID)
 	v := startSrc(t, b, b.connect(personID("mira@example.com")), waitForTimeoutSrc, nil)
 	if stepStateOf(v, "settle") != "waiting" || v.Run.State != "waiting" {
-		t.Fatalf("at start: %s %s", v.Run.State, describeSteps(v))
+		t.Fatalf("at start: %s %s", v.Run.State, drive.Steps(&v))
 	}
 	v = until(t, agent, v.Run.ID, 2*time.Minute, func(v view) bool { return stepStateOf(v, "settle") == "done" })
 	if stepStateOf(v, "chase") != "ready" || v.Run.State != "active" {
-		t.Fatalf("after the timeout: %s %s", v.Run.State, describeSteps(v))
+		t.Fatalf("after the timeout: %s %s", v.Run.State, drive.Steps(&v))
 	}
 	d := v.Data.Steps["settle"]
 	if d.By != "server" || d.At == "" || d.Output != nil {
@@ -101,7 +103,7 @@ func TestSection3_5_WaitAndDue(t *testing.T) {
 	waiting := startSrc(t, b, mira, waitSrc, nil)
 	due := startSrc(t, b, mira, dueSrc, nil)
 	if stepStateOf(waiting, "pause") != "waiting" || waiting.Run.State != "waiting" {
-		t.Fatalf("at start: %s", describeSteps(waiting))
+		t.Fatalf("at start: %s", drive.Steps(&waiting))
 	}
 	if items := agentWork(agent, waiting.Run.ID); len(items) != 0 {
 		t.Fatalf("work listed during a wait: %+v", items)
@@ -126,7 +128,7 @@ func TestSection3_5_WaitAndDue(t *testing.T) {
 	}
 	c := claimStep(agent, due.Run.ID, "work")
 	agent.ok("submit", map[string]any{"token": c.Token, "output": map[string]any{}, "summary": "Late but done.", "requestId": rid()}, &v)
-	wantEndedAtFinish(t, parseFor(t, []byte(dueSrc)), v)
+	drivetest.WantEndedAtFinish(t, parseFor(t, []byte(dueSrc)), &v)
 
 	v = until(t, agent, waiting.Run.ID, time.Minute, func(v view) bool { return stepStateOf(v, "work") == "ready" })
 	if d := v.Data.Steps["pause"]; d.By != "server" || stepStateOf(v, "pause") != "done" {
@@ -184,7 +186,7 @@ func TestSection3_6_HeldEventsOldestFirst(t *testing.T) {
 	c := claimStep(agent, v.Run.ID, "prepare")
 	agent.ok("submit", map[string]any{"token": c.Token, "output": map[string]any{}, "summary": "Ready.", "requestId": rid()}, &v)
 	if stepStateOf(v, "first") != "done" || stepStateOf(v, "second") != "done" || stepStateOf(v, "third") != "waiting" {
-		t.Fatalf("after the held events: %s", describeSteps(v))
+		t.Fatalf("after the held events: %s", drive.Steps(&v))
 	}
 	first, second := v.Data.Steps["first"], v.Data.Steps["second"]
 	if first.Output["n"] != json.Number("1") || first.By != agentID.ID || second.Output["n"] != json.Number("2") || second.By != operatorID.ID {
@@ -197,7 +199,7 @@ func TestSection3_6_HeldEventsOldestFirst(t *testing.T) {
 	if out := v.Data.Steps["third"].Output; out == nil || len(out) != 0 {
 		t.Fatalf("an event without data recorded output %v, want {}", out)
 	}
-	wantEndedAtFinish(t, parseFor(t, []byte(heldEventsSrc)), v)
+	drivetest.WantEndedAtFinish(t, parseFor(t, []byte(heldEventsSrc)), &v)
 	agent.refused("send_event", map[string]any{"runId": v.Run.ID, "name": "never-awaited", "requestId": rid()}, interpreter.CodeConflict, "run_ended")
 }
 
@@ -225,11 +227,11 @@ func TestSection3_5_WaitUntil(t *testing.T) {
 	var v view
 	mira.ok("start_run", map[string]any{"process": "wait-until", "inputs": map[string]any{"at": "2020-02-29T23:59:59-05:00"}, "requestId": rid()}, &v)
 	if stepStateOf(v, "hold") != "done" || stepStateOf(v, "act") != "ready" || v.Data.Steps["hold"].By != "server" {
-		t.Fatalf("a past wait_until: %s", describeSteps(v))
+		t.Fatalf("a past wait_until: %s", drive.Steps(&v))
 	}
 	mira.ok("start_run", map[string]any{"process": "wait-until", "inputs": map[string]any{}, "requestId": rid()}, &v)
 	if v.Run.State != "ended" || v.Run.Outcome == nil || *v.Run.Outcome != "failed" || stepStateOf(v, "hold") != "failed" || stepStateOf(v, "act") != "null" {
-		t.Fatalf("a wait_until on a missing value: %+v %s", v.Run, describeSteps(v))
+		t.Fatalf("a wait_until on a missing value: %+v %s", v.Run, drive.Steps(&v))
 	}
 	d := v.Data.Steps["hold"]
 	if d.Decision != "failed" || d.By != "server" || d.Note == nil || *d.Note == "" {
@@ -274,7 +276,7 @@ func TestSection3_5_CancelAndEveryWriteAfterTheEnd(t *testing.T) {
 		t.Fatalf("after cancel: %+v", v.Run)
 	}
 	if stepStateOf(v, "work") != "cancelled" || stepStateOf(v, "review") != "null" || len(v.WorkItems) != 0 {
-		t.Fatalf("steps after cancel: %s", describeSteps(v))
+		t.Fatalf("steps after cancel: %s", drive.Steps(&v))
 	}
 	if items := agentWork(agent, runID); len(items) != 0 {
 		t.Fatalf("work listed on a cancelled run: %+v", items)
@@ -316,7 +318,7 @@ func TestSection3_5_TemporalCancellation(t *testing.T) {
 	}
 	v = until(t, agent, v.Run.ID, 30*time.Second, func(v view) bool { return v.Run.State == "cancelled" })
 	if v.Run.Ended == nil || stepStateOf(v, "work") != "cancelled" || len(v.WorkItems) != 0 {
-		t.Fatalf("after a Temporal cancellation: %+v %s", v.Run, describeSteps(v))
+		t.Fatalf("after a Temporal cancellation: %+v %s", v.Run, drive.Steps(&v))
 	}
 	agent.refused("claim", map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()}, interpreter.CodeConflict, "run_ended")
 }
@@ -364,7 +366,7 @@ func TestSection3_1_RejectionReworkAndEnd(t *testing.T) {
 	rita.refused("decide", decideArgs(v, itemFor(v, "review"), "rejected", nil), interpreter.CodeInvalid)
 	rita.ok("decide", decideArgs(v, itemFor(v, "review"), "rejected", map[string]any{"note": "Cite the sources."}), &v)
 	if stepStateOf(v, "draft") != "ready" || stepStateOf(v, "polish") != "null" || stepStateOf(v, "review") != "null" || v.Run.State != "active" {
-		t.Fatalf("after the rejection: %s", describeSteps(v))
+		t.Fatalf("after the rejection: %s", drive.Steps(&v))
 	}
 	for _, id := range []string{"draft", "polish"} {
 		d := v.Data.Steps[id]

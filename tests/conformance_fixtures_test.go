@@ -2,28 +2,51 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/drive/drivetest"
+	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/interpreter"
 )
 
-// coreFixtures are the conformance fixtures this server runs: the ten core
-// ones and major-incident (parallel-1). vendor-check needs check-1.
-var coreFixtures = []string{
-	"blog-publication", "contract-review", "customer-offboarding", "employee-onboarding",
-	"expense-reimbursement", "incident-postmortem", "invoice-approval", "major-incident",
-	"major-incident-response", "supplier-rfp", "support-escalation",
+// mcpVariants are the walks the gateway takes: every variant but expiry,
+// which would wait out a real lease (TestSection3_3_LeaseExpiryAndRenew
+// lets a short one run out).
+var mcpVariants = []drivetest.Variant{
+	drivetest.Happy, drivetest.Rework, drivetest.Escalation, drivetest.EventsEarly, drivetest.TestMode,
 }
 
-// Conformance fixtures: every fixture publishes and walks to a finish over
-// MCP, with agents and people playing every step: straight through, with
-// each approval that has on_reject rejected once (§3.1), and with each agent
-// step escalated once and returned by an operator (§3.3–3.4).
+// driver returns an MCP driver of b for one test: every identity gets a
+// token from b's issuer, and every tool result is checked against the
+// official schemas, envelope and all.
+func (b *baton) driver(t *testing.T) *drive.MCP {
+	d := drive.NewMCP(b.url+"/mcp", func(w drive.Who) (string, error) {
+		return b.issuer.Issue(auth.Identity{ID: w.ID, Kind: auth.Kind(w.Kind), Groups: w.Groups}, time.Hour)
+	}, &drive.MCPOptions{Observe: func(tool string, result []byte) {
+		spectest.ValidateToolResult(t, tool, json.RawMessage(result))
+	}})
+	t.Cleanup(func() { _ = d.Close() })
+	return d
+}
+
+// Conformance fixtures: every fixture this server runs publishes and walks
+// to a finish over MCP, with agents and people taking their work from
+// get_work: straight through, with each approval that has on_reject
+// rejected once (§3.1), with each agent step escalated once and returned
+// by an operator (§3.3–3.4), with events sent before their step waits
+// (§3.6), and in test mode, which every get_work item, claim and work item
+// says (§3.3).
 func TestFixtures_WalkToFinish(t *testing.T) {
 	b := start(t, options{})
-	for _, name := range coreFixtures {
+	offer := b.gateway.Offer()
+	names := drivetest.Fixtures(t, &offer)
+	for _, name := range names {
 		b.publishFixture(name)
 	}
 	var procs struct {
@@ -32,49 +55,14 @@ func TestFixtures_WalkToFinish(t *testing.T) {
 		} `json:"items"`
 	}
 	b.connect(agentID).ok("list_processes", map[string]any{}, &procs)
-	if len(procs.Items) != len(coreFixtures) {
-		t.Fatalf("list_processes lists %d processes, want %d", len(procs.Items), len(coreFixtures))
+	if len(procs.Items) != len(names) {
+		t.Fatalf("list_processes lists %d processes, want %d", len(procs.Items), len(names))
 	}
-	variants := []struct {
-		name                     string
-		rejectOnce, escalateOnce bool
-	}{{"happy", false, false}, {"rework", true, false}, {"escalation", false, true}}
-	for _, name := range coreFixtures {
-		for _, vr := range variants {
-			t.Run(name+"/"+vr.name, func(t *testing.T) {
-				t.Parallel()
-				p := fixtureProcess(t, name)
-				pl := newPlayer(t, b, p, "")
-				pl.rejectOnce, pl.escalateOnce = vr.rejectOnce, vr.escalateOnce
-				pl.start(nil)
-				end := pl.play()
-				wantEndedAtFinish(t, p, end)
-				for id := range pl.rejected {
-					d := end.Data.Steps[id]
-					if d == nil || d.Record == nil || d.Decision != "approved" || len(d.History) == 0 || d.History[0].Decision != "rejected" {
-						t.Fatalf("approval %s: want approved now and rejected in history, got %+v", id, d)
-					}
-				}
-				if vr.rejectOnce && len(pl.rejected) == 0 && hasOnReject(p) {
-					t.Fatal("no approval was rejected")
-				}
-				for id := range pl.escalated {
-					if d := end.Data.Steps[id]; d == nil || d.Record == nil || d.By != agentID.ID {
-						t.Fatalf("agent step %s after a return: %+v", id, d)
-					}
-				}
-			})
-		}
-	}
-}
-
-func hasOnReject(p *interpreter.Process) bool {
-	for _, s := range p.Steps {
-		if s.OnReject != "" {
-			return true
-		}
-	}
-	return false
+	drivetest.Run(t, drivetest.Layer{
+		New:      func(t *testing.T) drive.Driver { return b.driver(t) },
+		Fixtures: names,
+		Variants: mcpVariants,
+	})
 }
 
 // Conformance fixtures: vendor-check uses the check profile, which this
@@ -100,30 +88,5 @@ func TestFixtures_VendorCheckRefusedWithoutCheck1(t *testing.T) {
 	agent.ok("list_processes", map[string]any{}, &procs)
 	if len(procs.Items) != 0 {
 		t.Fatalf("vendor-check was listed: %+v", procs.Items)
-	}
-}
-
-// §3.3 test mode: a fixture run started with mode test says so in every
-// get_work item, claim and work item (the player asserts it at each call),
-// including the parallel fork's several items at once.
-func TestSection3_3_TestModeEverywhere(t *testing.T) {
-	b := start(t, options{})
-	for _, name := range []string{"major-incident", "expense-reimbursement"} {
-		b.publishFixture(name)
-	}
-	for _, name := range []string{"major-incident", "expense-reimbursement"} {
-		t.Run(name, func(t *testing.T) {
-			p := fixtureProcess(t, name)
-			pl := newPlayer(t, b, p, interpreter.ModeTest)
-			v := pl.start(nil)
-			if v.Run.Mode != interpreter.ModeTest {
-				t.Fatalf("run mode %q", v.Run.Mode)
-			}
-			end := pl.play()
-			wantEndedAtFinish(t, p, end)
-			if end.Run.Mode != interpreter.ModeTest {
-				t.Fatalf("ended run mode %q", end.Run.Mode)
-			}
-		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -74,7 +75,7 @@ func TestSection4_RefusedCallsAreNotRecorded(t *testing.T) {
 	sub["output"] = map[string]any{"found": false, "tier": "silver"}
 	agent.ok("submit", sub, &v)
 	if stepStateOf(v, "gather") != "done" {
-		t.Fatalf("after the retried submit: %s", describeSteps(v))
+		t.Fatalf("after the retried submit: %s", drive.Steps(&v))
 	}
 	agent.ok("submit", sub, &v)
 	if stepStateOf(v, "gather") != "done" {
@@ -196,12 +197,12 @@ func TestSection6_1_Order(t *testing.T) {
 	notReady()
 	v = getRun(agent, runID)
 	if stepStateOf(v, "second") != "null" || stepStateOf(v, "third") != "null" {
-		t.Fatalf("steps became reachable out of order: %s", describeSteps(v))
+		t.Fatalf("steps became reachable out of order: %s", drive.Steps(&v))
 	}
 	w := itemFor(v, "first")
 	ops.ok("decide", decideArgs(v, w, "completed", map[string]any{"output": map[string]any{}}), &v)
 	if stepStateOf(v, "second") != "ready" || stepStateOf(v, "third") != "null" {
-		t.Fatalf("after first: %s", describeSteps(v))
+		t.Fatalf("after first: %s", drive.Steps(&v))
 	}
 	agent.refused("claim", map[string]any{"runId": runID, "stepId": "third", "requestId": rid()}, interpreter.CodeConflict, "not_ready")
 }
@@ -307,7 +308,7 @@ func TestSection6_3_Acceptance(t *testing.T) {
 	agent.refused("submit", base(map[string]any{"summary": nil}), interpreter.CodeInvalid, "summary: required")
 	agent.refused("submit", base(map[string]any{"summary": strings.Repeat("s", 2001)}), interpreter.CodeInvalid)
 	if got := getRun(agent, v.Run.ID); stepStateOf(got, "fill") != "claimed" || got.Data.Steps["fill"] != nil {
-		t.Fatalf("refusals changed the run: %s", describeSteps(got))
+		t.Fatalf("refusals changed the run: %s", drive.Steps(&got))
 	}
 	agent.ok("submit", base(nil), &v)
 	if d := v.Data.Steps["fill"]; d.Next != "done" || d.Reason != "Fine." || len(d.Evidence) != 2 || d.Evidence[0].SHA256 == "" {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/baton-run/baton/internal/drive/drivetest"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -108,7 +109,7 @@ func TestSection2_3_Inputs(t *testing.T) {
 func TestSection3_4_InitiatorNeedsAPersonStarter(t *testing.T) {
 	b := start(t, options{})
 	b.publishFixture("expense-reimbursement")
-	in := samplesFor(fixtureProcess(t, "expense-reimbursement").Inputs)
+	in := interpreter.Samples(drivetest.Fixture(t, "expense-reimbursement").Inputs)
 	b.connect(agentID).refused("start_run", map[string]any{"process": "expense-reimbursement", "inputs": in, "requestId": rid()}, interpreter.CodeInvalid,
 		"initiator: a run started by an agent has no initiator, and this process assigns steps to initiator")
 	var v view

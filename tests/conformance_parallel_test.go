@@ -3,6 +3,8 @@ package tests
 import (
 	"testing"
 
+	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/drive/drivetest"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -45,7 +47,7 @@ func TestParallel_ForkJoinStalenessAndRework(t *testing.T) {
 
 	// Fork: three items in the same write, the parallel step waiting.
 	if stepStateOf(v, "respond") != "waiting" || len(v.WorkItems) != 3 {
-		t.Fatalf("after activate: %s, %d items", describeSteps(v), len(v.WorkItems))
+		t.Fatalf("after activate: %s, %d items", drive.Steps(&v), len(v.WorkItems))
 	}
 	for _, s := range v.Steps {
 		if s.ID == "respond" && s.Kind != interpreter.KindParallel {
@@ -73,7 +75,7 @@ func TestParallel_ForkJoinStalenessAndRework(t *testing.T) {
 	comLead := ps.as(personID("communications-lead@example.com", "communications-lead"))
 	opsLead.ok("decide", leadArgs(v, ops, "Service restored."), &v)
 	if stepStateOf(v, "operations") != "done" || stepStateOf(v, "respond") != "waiting" || len(v.WorkItems) != 2 {
-		t.Fatalf("one branch joined early: %s", describeSteps(v))
+		t.Fatalf("one branch joined early: %s", drive.Steps(&v))
 	}
 	secLead.refused("decide", leadArgs(v, sec, "Contained."), interpreter.CodeStale)
 	fresh := getRun(secLead, runID)
@@ -85,13 +87,13 @@ func TestParallel_ForkJoinStalenessAndRework(t *testing.T) {
 	// Join: respond done, close_review open for the commander.
 	review := itemFor(v, "close_review")
 	if stepStateOf(v, "respond") != "done" || review == nil || review.AssignedTo.Person != "cmd@example.com" || len(v.WorkItems) != 1 {
-		t.Fatalf("after the last branch: %s, items %+v", describeSteps(v), v.WorkItems)
+		t.Fatalf("after the last branch: %s, items %+v", drive.Steps(&v), v.WorkItems)
 	}
 
 	// Rework from after the join rewinds the region.
 	cmd.ok("decide", decideArgs(v, review, "rejected", map[string]any{"note": "Security exposure is unclear."}), &v)
 	if stepStateOf(v, "respond") != "waiting" || stepStateOf(v, "close_review") != "null" || stepStateOf(v, "activate") != "done" || len(v.WorkItems) != 3 {
-		t.Fatalf("after the rejection: %s, %d items", describeSteps(v), len(v.WorkItems))
+		t.Fatalf("after the rejection: %s, %d items", drive.Steps(&v), len(v.WorkItems))
 	}
 	for step := range leads {
 		d := v.Data.Steps[step]
@@ -114,7 +116,7 @@ func TestParallel_ForkJoinStalenessAndRework(t *testing.T) {
 	}
 	review = itemFor(v, "close_review")
 	cmd.ok("decide", decideArgs(v, review, "approved", nil), &v)
-	wantEndedAtFinish(t, fixtureProcess(t, "major-incident"), v)
+	drivetest.WantEndedAtFinish(t, drivetest.Fixture(t, "major-incident"), &v)
 	if r := v.Data.Steps["close_review"]; r.Decision != "approved" || len(r.History) != 1 {
 		t.Fatalf("close_review = %+v", r)
 	}
@@ -147,12 +149,12 @@ func TestParallel_FailedBranchEndsTheRun(t *testing.T) {
 	rita := b.connect(personID("rita@example.com", "reviewers"))
 	v := startSrc(t, b, rita, parallelFailSrc, nil)
 	if stepStateOf(v, "gather") != "ready" || stepStateOf(v, "look") != "waiting" || v.Run.State != "active" {
-		t.Fatalf("after the fork: %s %s", v.Run.State, describeSteps(v))
+		t.Fatalf("after the fork: %s %s", v.Run.State, drive.Steps(&v))
 	}
 	c := claimStep(agent, v.Run.ID, "gather")
 	rita.ok("decide", decideArgs(v, itemFor(v, "look"), "failed", map[string]any{"note": "Wrong incident."}), &v)
 	if v.Run.State != "ended" || *v.Run.Outcome != "failed" || stepStateOf(v, "gather") != "cancelled" || stepStateOf(v, "look") != "failed" || stepStateOf(v, "fork") != "cancelled" {
-		t.Fatalf("after a failed branch: %+v %s", v.Run, describeSteps(v))
+		t.Fatalf("after a failed branch: %+v %s", v.Run, drive.Steps(&v))
 	}
 	agent.refused("submit", map[string]any{"token": c.Token, "output": map[string]any{}, "summary": "s", "requestId": rid()}, interpreter.CodeConflict, "run_ended")
 }
@@ -199,7 +201,7 @@ func TestParallel_ReworkInsideABranchTouchesNoSibling(t *testing.T) {
 	do("draft")
 	rita.ok("decide", decideArgs(v, itemFor(v, "check"), "rejected", map[string]any{"note": "Redo the draft."}), &v)
 	if stepStateOf(v, "draft") != "ready" || stepStateOf(v, "check") != "null" || stepStateOf(v, "other") != "done" || stepStateOf(v, "fork") != "waiting" {
-		t.Fatalf("after a rejection inside a branch: %s", describeSteps(v))
+		t.Fatalf("after a rejection inside a branch: %s", drive.Steps(&v))
 	}
 	if d := v.Data.Steps["other"]; len(d.History) != 0 || d.By != agentID.ID {
 		t.Fatalf("the sibling was touched: %+v", d)
@@ -209,5 +211,5 @@ func TestParallel_ReworkInsideABranchTouchesNoSibling(t *testing.T) {
 	}
 	do("draft")
 	rita.ok("decide", decideArgs(v, itemFor(v, "check"), "approved", nil), &v)
-	wantEndedAtFinish(t, parseFor(t, []byte(branchReworkSrc)), v)
+	drivetest.WantEndedAtFinish(t, parseFor(t, []byte(branchReworkSrc)), &v)
 }

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/drive/drivetest"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -194,7 +196,7 @@ func TestSection3_4_DecideInvalidCombinations(t *testing.T) {
 	sign := itemFor(v, "sign")
 	rita.refused("decide", decideArgs(v, sign, "completed", map[string]any{"output": map[string]any{}}), interpreter.CodeInvalid)
 	if got := getRun(rita, v.Run.ID); stepStateOf(got, "sign") != "waiting" {
-		t.Fatalf("refused decisions changed the run: %s", describeSteps(got))
+		t.Fatalf("refused decisions changed the run: %s", drive.Steps(&got))
 	}
 }
 
@@ -320,7 +322,7 @@ func TestSection3_2_NextOnlyWhenAList(t *testing.T) {
 	rita.refused("decide", decideArgs(v, w, "completed", map[string]any{"output": map[string]any{}, "next": "done", "reason": "r"}), interpreter.CodeNotAccepted,
 		"next: not allowed, this step has one next", "reason: not allowed, this step has one next")
 	rita.ok("decide", decideArgs(v, w, "completed", map[string]any{"output": map[string]any{}}), &v)
-	wantEndedAtFinish(t, parseFor(t, []byte(singleNextTaskSrc)), v)
+	drivetest.WantEndedAtFinish(t, parseFor(t, []byte(singleNextTaskSrc)), &v)
 }
 
 const personPathSrc = `---
@@ -358,7 +360,7 @@ func TestSection3_4_PersonPath(t *testing.T) {
 	starter.refused("decide", decideArgs(v, &items[0].WorkItem, "approved", nil), interpreter.CodeForbidden)
 	boss.ok("decide", decideArgs(v, &items[0].WorkItem, "approved", nil), &v)
 	if v.Run.State != "ended" || *v.Run.Outcome != "failed" || stepStateOf(v, "countersign") != "failed" {
-		t.Fatalf("a person path to nothing: %+v %s", v.Run, describeSteps(v))
+		t.Fatalf("a person path to nothing: %+v %s", v.Run, drive.Steps(&v))
 	}
 	if d := v.Data.Steps["countersign"]; d.Decision != "failed" || d.By != "server" || v.Run.Ended.By != "server" {
 		t.Fatalf("the failed step recorded %+v, ended %+v", d.Record, v.Run.Ended)

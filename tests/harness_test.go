@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -172,15 +171,11 @@ func (b *baton) publish(src string) store.ProcessVersion {
 // publishFixture publishes one of the conformance fixtures from its folder.
 func (b *baton) publishFixture(name string) store.ProcessVersion {
 	b.t.Helper()
-	pv, _, err := b.registry.ImportAndPublish(context.Background(), filepath.Dir(fixturePath(b.t, name)), "u_admin", nil)
+	pv, _, err := b.registry.ImportAndPublish(context.Background(), spectest.FixtureDir(b.t, name), "u_admin", nil)
 	if err != nil {
 		b.t.Fatalf("publish %s: %v", name, err)
 	}
 	return pv
-}
-
-func fixturePath(t testing.TB, name string) string {
-	return filepath.Join(spectest.SharedDir(t), "conformance", "fixtures", name, "PROCESS.md")
 }
 
 // bearer adds the token to every request.
@@ -303,5 +298,5 @@ func decodeExact(b []byte, v any) error {
 }
 
 func (b *baton) fixtureDir(name string) string {
-	return filepath.Dir(fixturePath(b.t, name))
+	return spectest.FixtureDir(b.t, name)
 }

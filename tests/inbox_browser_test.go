@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/baton-run/baton/internal/drive"
 )
 
 // inboxShots asks the browser test for screenshots, written under a new
@@ -55,7 +57,7 @@ func TestInboxBrowser(t *testing.T) {
 	}, &v)
 	approval := itemFor(v, "approve")
 	if approval == nil {
-		t.Fatalf("no approval after the agent's submission: %s", describeSteps(v))
+		t.Fatalf("no approval after the agent's submission: %s", drive.Steps(&v))
 	}
 
 	shots := ""
@@ -173,7 +175,7 @@ func TestInboxBrowser(t *testing.T) {
 	after := getRun(mira, runID)
 	if stepStateOf(after, "check_vendor") != "ready" || stepStateOf(after, "approve") != "null" ||
 		after.Data.Steps["approve"].Decision != "rejected" || after.Data.Steps["approve"].By != "mira@example.com" {
-		t.Fatalf("the run did not rework: %s", describeSteps(after))
+		t.Fatalf("the run did not rework: %s", drive.Steps(&after))
 	}
 	click("sign out", `header form button[type=submit]`)
 	if !strings.HasPrefix(location(), "/inbox/signin") {
@@ -215,7 +217,7 @@ func TestInboxBrowser(t *testing.T) {
 	rec := after.Data.Steps["check_vendor"]
 	if stepStateOf(after, "check_vendor") != "done" || rec.By != "u_ops" || rec.Output["cleared"] != true ||
 		len(rec.Evidence) != 1 || rec.Evidence[0].Kind != "file" || itemFor(after, "approve") == nil {
-		t.Fatalf("after the operator: %s %+v", describeSteps(after), rec.Record)
+		t.Fatalf("after the operator: %s %+v", drive.Steps(&after), rec.Record)
 	}
 	// The file link on the page works.
 	href, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(`a[href*="/files/`+rec.Evidence[0].Ref+`"]`), "href"))

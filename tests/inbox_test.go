@@ -14,6 +14,7 @@ import (
 
 	"github.com/baton-run/baton/activities"
 	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -382,7 +383,7 @@ func TestInboxApproval(t *testing.T) {
 	after := getRun(reviewer, v.Run.ID)
 	if stepStateOf(after, "fill") != "waiting" || stepStateOf(after, "sign") != "null" || len(after.Data.Steps["fill"].History) != 1 ||
 		after.Data.Steps["sign"].Decision != "rejected" || *after.Data.Steps["sign"].Note != "Total looks low; recount." {
-		t.Fatalf("after the rejection: %s", describeSteps(after))
+		t.Fatalf("after the rejection: %s", drive.Steps(&after))
 	}
 	if !p.has("Total looks low; recount.") || !p.has("History: 1 earlier completion") {
 		t.Fatalf("the run page does not show the rework:\n%s", p.body)

@@ -17,14 +17,14 @@ import (
 // fails here (guard such changes with workflow.GetVersion). It needs no
 // server. The histories come from integration runs:
 //
-//	go test ./workflows -run 'TestFixturesEndToEnd|TestTemporalCancellation' -args -record
+//	go test ./workflows -run 'TestFixturesOnTemporal|TestEventBySignal|TestTemporalCancellation|TestOneDeadlineTimer' -args -record
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		t.Fatal("no recorded histories in testdata/; record them with: go test ./workflows -run 'TestFixturesEndToEnd|TestTemporalCancellation' -args -record")
+		t.Fatal("no recorded histories in testdata/; record them with: go test ./workflows -run 'TestFixturesOnTemporal|TestEventBySignal|TestTemporalCancellation|TestOneDeadlineTimer' -args -record")
 	}
 	logger := sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
 	for _, f := range files {

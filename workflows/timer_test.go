@@ -6,6 +6,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/baton-run/baton/internal/drive/drivetest"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )
@@ -16,7 +17,7 @@ import (
 // one behind on every early wake).
 func TestOneDeadlineTimer(t *testing.T) {
 	h := setup(t)
-	r := h.start(fixture(t, "incident-postmortem"), interpreter.Values{"incidentId": "INC-1", "incidentOwner": "owner@example.com"})
+	r := h.start(drivetest.Fixture(t, "incident-postmortem"), interpreter.Values{"incidentId": "INC-1", "incidentOwner": "owner@example.com"})
 	r.must(workflows.UpdateClaim, claimReq("draft", "l1"))
 	for i := 0; i < 5; i++ {
 		// held events change nothing time depends on
@@ -46,5 +47,5 @@ func TestOneDeadlineTimer(t *testing.T) {
 	}
 	r.must(workflows.UpdateCancel, workflows.Write{Digest: "c", Command: interpreter.Cancel{Actor: interpreter.Actor{ID: "u_ops", Kind: interpreter.ActorOperator}, Reason: "enough"}})
 	_ = r.wait()
-	r.save("deadline-timer")
+	h.save(t, r.id, "deadline-timer")
 }

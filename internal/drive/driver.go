@@ -9,6 +9,7 @@ package drive
 
 import (
 	"context"
+	"time"
 
 	"github.com/baton-run/baton/interpreter"
 )
@@ -50,4 +51,35 @@ type Driver interface {
 	Cancel(ctx context.Context, who Who, runID, reason string) (*interpreter.View, error)
 	// Upload stores a file and returns its id, for file evidence.
 	Upload(ctx context.Context, who Who, name string, content []byte) (string, error)
+}
+
+// A WorkLister lists the work open to an identity, as get_work does. The
+// machine and the gateway list work; the workflow alone does not (its
+// listing is the read model the gateway reads).
+type WorkLister interface {
+	// GetWork returns every page of get_work for who, limited to runs of
+	// process when it is not empty.
+	GetWork(ctx context.Context, who Who, process string) (*WorkList, error)
+}
+
+// WorkList is get_work's answer: ready agent steps for an agent, open work
+// items for a person or operator.
+type WorkList struct {
+	Agent  []interpreter.AgentWork
+	Person []interpreter.PersonWork
+}
+
+// A Clock is a driver whose time the caller moves: the machine's, which
+// takes time as a parameter. Drivers on the wall clock are not Clocks, and
+// walks that need to move time (a lease running out) run only on Clocks.
+type Clock interface {
+	// Now is the driver's time.
+	Now() time.Time
+	// Next returns the earliest time at which time alone changes a run the
+	// driver holds (a lease ending, a due time, a wait), and false when
+	// nothing is scheduled.
+	Next() (time.Time, bool)
+	// Advance moves the driver's time to t, never back, and applies
+	// everything that falls due by then.
+	Advance(ctx context.Context, t time.Time) error
 }

@@ -278,3 +278,38 @@ func (d *MCP) Upload(ctx context.Context, who Who, name string, content []byte) 
 	}, &r)
 	return r.ID, err
 }
+
+// GetWork calls get_work as who, page after page.
+func (d *MCP) GetWork(ctx context.Context, who Who, process string) (*WorkList, error) {
+	list := &WorkList{}
+	args := map[string]any{"limit": 100}
+	if process != "" {
+		args["process"] = process
+	}
+	for {
+		var page struct {
+			Items      json.RawMessage `json:"items"`
+			NextCursor *string         `json:"nextCursor"`
+		}
+		if err := d.Call(ctx, who, "get_work", args, &page); err != nil {
+			return nil, err
+		}
+		var err error
+		if who.Kind == interpreter.ActorAgent {
+			var items []interpreter.AgentWork
+			err = decodeExact(page.Items, &items)
+			list.Agent = append(list.Agent, items...)
+		} else {
+			var items []interpreter.PersonWork
+			err = decodeExact(page.Items, &items)
+			list.Person = append(list.Person, items...)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get_work: %w", err)
+		}
+		if page.NextCursor == nil {
+			return list, nil
+		}
+		args["cursor"] = *page.NextCursor
+	}
+}
