@@ -9,7 +9,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -19,12 +18,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/baton-run/baton/activities"
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/drive/drivetest"
 	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/interpreter"
@@ -48,8 +47,6 @@ func TestMain(m *testing.M) {
 	pgtest.StopShared()
 	os.Exit(code)
 }
-
-var queues atomic.Int64
 
 // baton is one running Baton: its own database, task queue, worker and
 // gateway.
@@ -89,25 +86,7 @@ func start(t testing.TB, o options) *baton {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	queue := fmt.Sprintf("baton-test-%d", queues.Add(1))
-	w := worker.New(c, queue, worker.Options{})
-	workflows.Register(w)
-	// The worker writes the read model through a pool of its own, as in
-	// baton dev and serve.
-	wst, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(wst.Close)
-	acts, err := activities.New(wst, c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	acts.Register(w)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	w := drivetest.NewWorker(t, c, dbURL)
 
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
@@ -122,18 +101,14 @@ func start(t testing.TB, o options) *baton {
 		o.lease = 10 * time.Minute
 	}
 	gopts := gateway.Options{Org: "o_test", BaseURL: srv.URL, Lease: o.lease, Secret: key, FileURLTTL: o.fileURLTTL}
-	runs, err := workflows.NewClient(c, &workflows.ClientOptions{TaskQueue: queue})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := gateway.New(st, runs, issuer.Verify, &gopts)
+	g, err := gateway.New(st, w.Runs, issuer.Verify, &gopts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Config.Handler = g.Handler()
 	return &baton{
 		t: t, url: srv.URL, store: st, temporal: c, issuer: issuer, gateway: g,
-		registry: gateway.NewRegistry(st, "o_test", g.Offer()), srv: srv, opts: gopts, queue: queue,
+		registry: gateway.NewRegistry(st, "o_test", g.Offer()), srv: srv, opts: gopts, queue: w.Queue,
 	}
 }
 
@@ -178,18 +153,6 @@ func (b *baton) publishFixture(name string) store.ProcessVersion {
 	return pv
 }
 
-// bearer adds the token to every request.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
 // user is an MCP client session for one identity.
 type user struct {
 	t  testing.TB
@@ -219,16 +182,13 @@ func (b *baton) token(id auth.Identity) string {
 
 func (b *baton) connect(id auth.Identity) *user {
 	b.t.Helper()
-	cl := mcp.NewClient(&mcp.Implementation{Name: "baton-e2e", Version: "0"}, nil)
-	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint:   b.url + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{b.token(id), http.DefaultTransport}},
-		MaxRetries: -1,
-	}, nil)
+	tok := b.token(id)
+	d := drive.NewMCP(b.url+"/mcp", func(drive.Who) (string, error) { return tok, nil }, nil)
+	cs, err := d.Session(context.Background(), drive.Who{ID: id.ID, Kind: interpreter.ActorKind(id.Kind), Groups: id.Groups})
 	if err != nil {
-		b.t.Fatalf("connect as %s: %v", id.ID, err)
+		b.t.Fatal(err)
 	}
-	b.t.Cleanup(func() { _ = cs.Close() })
+	b.t.Cleanup(func() { _ = d.Close() })
 	return &user{t: b.t, b: b, id: id, cs: cs}
 }
 

@@ -22,9 +22,9 @@ import (
 	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/baton-run/baton/activities"
 	"github.com/baton-run/baton/gateway/store"
 	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/drive/drivetest"
 	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/interpreter"
@@ -99,13 +99,14 @@ type harness struct {
 }
 
 // setup starts a worker for ProcessRun and its activities, plus whatever
-// extra registers, on a fresh task queue.
+// extra registers, on a fresh task queue over a fresh read model.
 func setup(tb testing.TB, extra ...func(worker.Registry)) *harness {
 	tb.Helper()
 	c := temporalClient(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := store.Open(ctx, pgtest.NewDatabase(tb))
+	dbURL := pgtest.NewDatabase(tb)
+	s, err := store.Open(ctx, dbURL)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -113,26 +114,8 @@ func setup(tb testing.TB, extra ...func(worker.Registry)) *harness {
 	if _, err := s.Migrate(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	acts, err := activities.New(s, c, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	queue := "q-" + randomHex(6)
-	w := worker.New(c, queue, worker.Options{})
-	workflows.Register(w)
-	acts.Register(w)
-	for _, f := range extra {
-		f(w)
-	}
-	if err := w.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(w.Stop)
-	runs, err := workflows.NewClient(c, &workflows.ClientOptions{TaskQueue: queue})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return &harness{t: tb, c: c, runs: runs, store: s, queue: queue}
+	w := drivetest.NewWorker(tb, c, dbURL, extra...)
+	return &harness{t: tb, c: c, runs: w.Runs, store: s, queue: w.Queue}
 }
 
 func randomHex(n int) string {

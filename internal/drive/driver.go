@@ -1,7 +1,9 @@
 // Package drive walks runs of a process to their end through one layer of
-// Baton: the run machine, the workflow on Temporal, or the gateway over MCP.
-// The walks are written once, over the Driver interface, and every layer's
-// tests run them; the load tool (baton bench) runs them too.
+// Baton: the run machine in process (Machine), the workflow on Temporal
+// through the workflows client (Temporal), or the gateway over MCP (MCP).
+// The walk (Walk) is written once, over the Driver interface; every
+// layer's tests run it through drivetest, and the load tool (baton bench)
+// runs it too.
 //
 // A Driver reports a refusal as an *interpreter.Error, exactly as the tools
 // do; any other error is the layer failing.

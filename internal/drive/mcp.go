@@ -78,7 +78,8 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
-func (d *MCP) session(ctx context.Context, who Who) (*mcp.ClientSession, error) {
+// Session returns who's client session, connecting it on first use.
+func (d *MCP) Session(ctx context.Context, who Who) (*mcp.ClientSession, error) {
 	key := string(who.Kind) + "\x00" + who.ID
 	d.mu.Lock()
 	s := d.sessions[key]
@@ -113,7 +114,7 @@ func (d *MCP) session(ctx context.Context, who Who) (*mcp.ClientSession, error) 
 // Call calls one tool as who and decodes its data into out (when not nil).
 // A refusal comes back as an *interpreter.Error.
 func (d *MCP) Call(ctx context.Context, who Who, tool string, args map[string]any, out any) error {
-	s, err := d.session(ctx, who)
+	s, err := d.Session(ctx, who)
 	if err != nil {
 		return err
 	}
@@ -142,6 +143,9 @@ func (d *MCP) Call(ctx context.Context, who Who, tool string, args map[string]an
 	}
 	if err := decodeExact([]byte(text.Text), &env); err != nil {
 		return fmt.Errorf("%s: result is not JSON: %w", tool, err)
+	}
+	if res.IsError == env.OK {
+		return fmt.Errorf("%s: the result says isError %v with ok %v", tool, res.IsError, env.OK)
 	}
 	if !env.OK {
 		if env.Error == nil {
