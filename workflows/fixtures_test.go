@@ -103,6 +103,7 @@ func (s signalled) SendEvent(ctx context.Context, who drive.Who, runID, name str
 // An event signalled through Temporal feeds the same wait as send_event
 // and records its sender.
 func TestEventBySignal(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	p := drivetest.Fixture(t, "customer-offboarding")
 	d := signalled{Temporal: h.driver(t, drive.Processes{p.Name: p}), h: h, p: p}
@@ -130,6 +131,7 @@ func TestEventBySignal(t *testing.T) {
 // A wait_until is a real timer: publication two seconds from now waits
 // for it, through a rework.
 func TestWaitUntilIsATimer(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	p := drivetest.Fixture(t, "blog-publication")
 	at := time.Now().Add(2 * time.Second).Truncate(time.Second)

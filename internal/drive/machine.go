@@ -24,8 +24,8 @@ type MachineOptions struct {
 	Lease time.Duration
 }
 
-// DefaultMachineStart is MachineOptions.Start's default.
-var DefaultMachineStart = time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)
+// defaultMachineStart is MachineOptions.Start's default.
+var defaultMachineStart = time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)
 
 // Machine drives runs in-process on the run machine, doing what the
 // workflow does around it: it checks every command before applying it,
@@ -53,7 +53,7 @@ func NewMachine(procs Processes, opts *MachineOptions) *Machine {
 		d.opts = *opts
 	}
 	if d.opts.Start.IsZero() {
-		d.opts.Start = DefaultMachineStart
+		d.opts.Start = defaultMachineStart
 	}
 	if d.opts.Step == 0 {
 		d.opts.Step = time.Second
@@ -139,15 +139,6 @@ func (d *Machine) Effects() []interpreter.Effect {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]interpreter.Effect(nil), d.effects...)
-}
-
-// Run returns the machine of a run, for checks beyond what the tools show.
-// It is the driver's own: read it, never write to it.
-func (d *Machine) Run(runID string) (*interpreter.Machine, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	m, ok := d.runs[runID]
-	return m, ok
 }
 
 func (d *Machine) machine(runID string) (*interpreter.Machine, error) {

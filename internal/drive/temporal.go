@@ -48,12 +48,6 @@ func NewTemporal(c *workflows.Client, procs Processes, opts *TemporalOptions) *T
 	return d
 }
 
-// Client is the workflows client the driver writes through.
-func (d *Temporal) Client() *workflows.Client { return d.c }
-
-// Org is the organization the driver's runs belong to.
-func (d *Temporal) Org() string { return d.opts.Org }
-
 // write sends one command to a run under a fresh request id, which is also
 // the digest, and decodes its answer into out.
 func (d *Temporal) write(ctx context.Context, runID, tool string, cmd interpreter.Command, out any) error {
