@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
+	"github.com/baton-run/baton/activities/evaluator"
 	"github.com/baton-run/baton/gateway/store"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
@@ -46,6 +47,10 @@ type Options struct {
 	// (or to the run, InboxURL + "runs/RUN", for a step without one).
 	// Default: none.
 	InboxURL string
+	// Evaluator answers the check profile's questions (profile-check).
+	// Default: none; a run reaching a checked step then gets retry until
+	// one is configured, and publication refuses checked processes.
+	Evaluator evaluator.Evaluator
 }
 
 // New returns the activities over a store (the read model) and a Temporal
@@ -73,6 +78,7 @@ func (a *Activities) Register(r interface {
 }) {
 	r.RegisterActivityWithOptions(a.PublishRun, activity.RegisterOptions{Name: workflows.ActivityPublishRun})
 	r.RegisterActivityWithOptions(a.NotifyOverdue, activity.RegisterOptions{Name: workflows.ActivityNotifyOverdue})
+	r.RegisterActivityWithOptions(a.Evaluate, activity.RegisterOptions{Name: workflows.ActivityEvaluate})
 	r.RegisterActivityWithOptions(a.CancelRequest, activity.RegisterOptions{Name: workflows.ActivityCancelRequest})
 }
 

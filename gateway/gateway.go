@@ -49,9 +49,14 @@ type Options struct {
 	// Operators is the group that receives escalations. Default
 	// interpreter.DefaultOperators.
 	Operators string
-	// Profiles are the profiles offered. Default parallel-1. check-1 is
-	// offered only with an evaluator, which this server does not have yet.
+	// Profiles are the profiles offered. Default parallel-1. Offer check-1
+	// only while the workers have an evaluator (profile-check).
 	Profiles []string
+	// CheckLimits are the check profile's thresholds and the evaluator's
+	// share of run data, pinned on every run started here and published in
+	// describe. Zero fields take the profile's defaults (checkPass 0.9,
+	// checkFail none, checkConfidence 0.8, checkStateBytes 65536).
+	CheckLimits interpreter.CheckLimits
 	// Secret is the master key for claim tokens and file links. Default: a
 	// random key, so tokens do not survive a restart.
 	Secret []byte
@@ -98,10 +103,14 @@ func (o *Options) defaults() error {
 		o.Profiles = []string{interpreter.ProfileParallel}
 	}
 	for _, p := range o.Profiles {
-		if p != interpreter.ProfileParallel {
-			return fmt.Errorf("gateway: profile %q is not offered by this server (only %s)", p, interpreter.ProfileParallel)
+		if p != interpreter.ProfileParallel && p != interpreter.ProfileCheck {
+			return fmt.Errorf("gateway: profile %q is not offered by this server (only %s and %s)", p, interpreter.ProfileParallel, interpreter.ProfileCheck)
 		}
 	}
+	if err := o.CheckLimits.Validate(); err != nil {
+		return fmt.Errorf("gateway: CheckLimits: %w", err)
+	}
+	o.CheckLimits = o.CheckLimits.WithDefaults()
 	if len(o.Secret) == 0 {
 		o.Secret = make([]byte, 32)
 		if _, err := rand.Read(o.Secret); err != nil {

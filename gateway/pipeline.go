@@ -43,9 +43,11 @@ type call struct {
 	id   auth.Identity
 	args map[string]any // decoded with exact numbers
 	raw  json.RawMessage
-	// reqID and digest identify a write (SPEC-DECISIONS §5).
-	reqID  string
-	digest []byte
+	// reqID and digest identify a write (SPEC-DECISIONS §5); attempt
+	// counts its earlier tries that Temporal remembers refusing.
+	reqID   string
+	digest  []byte
+	attempt int
 }
 
 // Call runs one tool for an identity the caller has authenticated, exactly
@@ -119,9 +121,16 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 	// 5. Run it.
 	answer, err := g.runWrite(ctx, c)
 	if err != nil {
-		// 6. A refusal records nothing.
-		if rerr := g.store.ReleaseRequest(context.WithoutCancel(ctx), nil, c.request(nil)); rerr != nil {
-			g.opts.Logger.Warn("releasing a refused call's requestId failed", "tool", t.name, "error", rerr)
+		// 6. A refusal records nothing. One that Temporal remembers under
+		// the update id (given by the run after its validator accepted,
+		// such as a failed check) makes the next try a new attempt.
+		settle, how := g.store.ReleaseRequest, "releasing"
+		var recorded *workflows.RecordedRefusal
+		if errors.As(err, &recorded) {
+			settle, how, err = g.store.RetryRequest, "counting an attempt of", recorded.Refusal
+		}
+		if serr := settle(context.WithoutCancel(ctx), nil, c.request(nil)); serr != nil {
+			g.opts.Logger.Warn(how+" a refused call's requestId failed", "tool", t.name, "error", serr)
 		}
 		return nil, err
 	}
@@ -149,7 +158,7 @@ func (g *Gateway) runWrite(ctx context.Context, c *call) (json.RawMessage, error
 	if err != nil {
 		return nil, errRetry
 	}
-	answer, err := g.runs.Write(ctx, g.opts.Org, runID, c.reqID, hex.EncodeToString(c.digest), cmd)
+	answer, err := g.runs.Write(ctx, c.org, runID, c.reqID, c.attempt, hex.EncodeToString(c.digest), cmd)
 	release()
 	if errors.Is(err, workflows.ErrNoRun) {
 		return nil, g.runGone(ctx, runID)
@@ -184,14 +193,16 @@ func (g *Gateway) reserve(ctx context.Context, c *call) (json.RawMessage, bool, 
 		return nil, false, err
 	}
 	if created {
+		c.attempt = stored.Attempt
 		return nil, false, nil
 	}
 	if !bytes.Equal(stored.Digest, c.digest) {
 		return nil, false, conflict("This requestId was already used with other arguments or by another identity; use a new one.", interpreter.IssueRequestIDReused)
 	}
 	if stored.Result == nil {
-		// The same call is running, or died before it answered: run it
-		// again. The write underneath is idempotent by itself (Temporal's
+		c.attempt = stored.Attempt
+		// The same call is running, or died before it answered, or was
+		// refused: run it again. The write underneath is idempotent by itself (Temporal's
 		// update id, ids derived from the requestId), so both get one
 		// answer.
 		return nil, false, nil

@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -81,7 +82,7 @@ func (c Claim) apply(m *Machine, now time.Time) (any, error) {
 		Step:      claimStep(s, m.proc),
 		Handoff:   handoffView(sr.Handoff),
 		Body:      m.proc.Body,
-		Data:      &m.run.Data,
+		Data:      m.shownData(),
 	}, nil
 }
 
@@ -193,11 +194,18 @@ func (c Submit) apply(m *Machine, now time.Time) (any, error) {
 	if err := m.live(now); err != nil {
 		return nil, err
 	}
-	s, _, err := m.leased(c.StepID, c.LeaseID, c.Actor)
+	s, sr, err := m.leased(c.StepID, c.LeaseID, c.Actor)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.accept(s, c.Submission, true, c.Actor.ID, now); err != nil {
+	if sr.Checking != "" {
+		return nil, errBeingChecked()
+	}
+	if s.Check != nil {
+		// The objective rules first; a check follows (checking.go).
+		return m.startCheck(s, sr, nil, c.Submission, true, c.Actor.ID, now)
+	}
+	if err := m.accept(s, c.Submission, true, c.Actor.ID, nil, now); err != nil {
 		return nil, err
 	}
 	m.refreshState()
@@ -208,7 +216,7 @@ func (c Submit) apply(m *Machine, now time.Time) (any, error) {
 // accept applies the acceptance rules of spec §6 rule 3 and, when every
 // rule holds, completes the step and moves on. Otherwise it returns
 // not_accepted with every issue; the caller discards the changed state.
-func (m *Machine) accept(s *Step, sub Submission, needSummary bool, by string, now time.Time) error {
+func (m *Machine) accept(s *Step, sub Submission, needSummary bool, by string, check json.RawMessage, now time.Time) error {
 	var issues []string
 	output := sub.Output
 	if output == nil {
@@ -276,7 +284,7 @@ func (m *Machine) accept(s *Step, sub Submission, needSummary bool, by string, n
 		issues = append(issues, "summary: missing")
 	}
 
-	rec := &Record{Output: output, By: by, At: stamp(now)}
+	rec := &Record{Output: output, Check: check, By: by, At: stamp(now)}
 	if len(sub.Evidence) > 0 {
 		rec.Evidence = evidence
 	}

@@ -21,6 +21,10 @@ func (r *Run) clone() *Run {
 	c.Items = make([]*Item, len(r.Items))
 	for i, it := range r.Items {
 		x := *it
+		if it.Escalation != nil {
+			e := *it.Escalation
+			x.Escalation = &e
+		}
 		c.Items[i] = &x
 	}
 	c.Held = slices.Clip(slices.Clone(r.Held))

@@ -71,7 +71,7 @@ func play(t *testing.T, p *Process, mode string, v variant) (*Machine, time.Time
 				acted = true
 				continue
 			}
-			must(t, m, Submit{StepID: s.ID, LeaseID: leaseID, Actor: holder, Submission: sampleSubmission(s)}, now)
+			submitChecked(t, m, Submit{StepID: s.ID, LeaseID: leaseID, Actor: holder, Submission: sampleSubmission(s)}, now, passing)
 			acted = true
 		}
 		for _, w := range m.WorkItems(now) {

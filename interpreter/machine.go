@@ -167,7 +167,7 @@ func (m *Machine) tick(now time.Time) bool {
 			s := m.proc.Steps[i]
 			// A lease ending and a due time passing show in the view from
 			// their deadline on (see View), so they are stamped with it.
-			if sr.State == StepClaimed && sr.Lease != nil && !now.Before(sr.Lease.ExpiresAt) {
+			if sr.State == StepClaimed && sr.Lease != nil && sr.Checking == "" && !now.Before(sr.Lease.ExpiresAt) {
 				m.changedAt(sr.Lease.ExpiresAt)
 				m.expireLease(sr)
 				changed = true
@@ -262,7 +262,7 @@ func (m *Machine) NextDeadline() (time.Time, bool) {
 		return best, false
 	}
 	for _, sr := range m.run.Steps {
-		if sr.State == StepClaimed && sr.Lease != nil {
+		if sr.State == StepClaimed && sr.Lease != nil && sr.Checking == "" {
 			consider(sr.Lease.ExpiresAt)
 		}
 		if sr.State.Open() && sr.Due != nil && !sr.Overdue {
@@ -588,9 +588,10 @@ func (m *Machine) openNewItem(stepID string, kind ItemKind, a Assignee, esc *Esc
 	return it
 }
 
-// Snapshot is the hash of the run data as it is now (spec §3.4).
+// Snapshot is the hash of the run data as it is now (spec §3.4), as the
+// tools show it.
 func (m *Machine) Snapshot() string {
-	b, _ := json.Marshal(&m.run.Data)
+	b, _ := json.Marshal(m.shownData())
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
 }

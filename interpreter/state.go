@@ -84,10 +84,13 @@ func (a Actor) inGroup(g string) bool {
 	return false
 }
 
-// Limits are the server limits a run is held to.
+// Limits are the server limits a run is held to, pinned at start.
 type Limits struct {
 	// RunDataBytes caps the compact JSON size of run data. Default 262144.
 	RunDataBytes int `json:"runDataBytes"`
+	// Check holds the check profile's thresholds and the evaluator's view
+	// of run data. Zero fields take the profile's defaults.
+	Check CheckLimits `json:"check,omitzero"`
 }
 
 // DefaultRunDataBytes is the default run-data cap.
@@ -171,11 +174,15 @@ type Lease struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
-// Escalation is an agent's hand-over of its step to people.
+// Escalation is an agent's hand-over of its step to people, or a check's
+// when it was unsure (profile-check §3): then Check holds the verdict and
+// Candidate the submission it held.
 type Escalation struct {
-	Note string `json:"note"`
-	By   string `json:"by"`
-	At   string `json:"at"`
+	Note      string          `json:"note"`
+	By        string          `json:"by"`
+	At        string          `json:"at"`
+	Check     json.RawMessage `json:"check,omitempty"`
+	Candidate *Record         `json:"candidate,omitempty"`
 }
 
 // Assignee is who may decide a work item: a group or one person.
@@ -225,6 +232,8 @@ type Item struct {
 	Escalation *Escalation `json:"escalation,omitempty"`
 	Since      time.Time   `json:"since"`
 	Open       bool        `json:"open"`
+	// Checking names the check in flight on a decision of this item.
+	Checking string `json:"checking,omitempty"`
 }
 
 // Step is the run-time state of one step of the process.
@@ -249,6 +258,12 @@ type StepRun struct {
 	// Joined lists the branch entries of a parallel step whose branch has
 	// reached join.
 	Joined []string `json:"joined,omitempty"`
+	// Checking names the check in flight on a submission of this step:
+	// while it is, the lease does not run out and other submissions wait.
+	Checking string `json:"checking,omitempty"`
+	// PendingCheck is an unsure verdict waiting on a person; run data
+	// shows it as steps.<id>.check meanwhile (profile-check §3).
+	PendingCheck json.RawMessage `json:"pendingCheck,omitempty"`
 }
 
 // HeldEvent is an event delivered before (or without) its wait.
@@ -290,4 +305,6 @@ type Run struct {
 	Items    []*Item      `json:"items,omitempty"`
 	Held     []*HeldEvent `json:"held,omitempty"`
 	NextItem int          `json:"nextItem"`
+	// NextCheck numbers checks in flight.
+	NextCheck int `json:"nextCheck,omitempty"`
 }

@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/baton-run/baton/activities"
+	"github.com/baton-run/baton/activities/evaluator"
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/store"
@@ -71,6 +72,8 @@ type options struct {
 	lease time.Duration
 	// fileURLTTL is how long file links stay valid. Default the gateway's.
 	fileURLTTL time.Duration
+	// evaluator, when set, answers checks, and check-1 is offered.
+	evaluator evaluator.Evaluator
 }
 
 func start(t testing.TB, o options) *baton {
@@ -100,7 +103,7 @@ func start(t testing.TB, o options) *baton {
 		t.Fatal(err)
 	}
 	t.Cleanup(wst.Close)
-	acts, err := activities.New(wst, c, nil)
+	acts, err := activities.New(wst, c, &activities.Options{Evaluator: o.evaluator})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +126,9 @@ func start(t testing.TB, o options) *baton {
 		o.lease = 10 * time.Minute
 	}
 	gopts := gateway.Options{Org: "o_test", BaseURL: srv.URL, Lease: o.lease, Secret: key, FileURLTTL: o.fileURLTTL}
+	if o.evaluator != nil {
+		gopts.Profiles = []string{interpreter.ProfileParallel, interpreter.ProfileCheck}
+	}
 	runs, err := workflows.NewClient(c, &workflows.ClientOptions{TaskQueue: queue})
 	if err != nil {
 		t.Fatal(err)

@@ -144,16 +144,26 @@ func (in Input) start() interpreter.Start {
 // answer. The caller's organization must be the run's. A refusal comes
 // back as an *interpreter.Error; a run whose workflow is not running as
 // ErrNoRun.
-func (c *Client) Write(ctx context.Context, org, runID, requestID, digest string, cmd interpreter.Command) (json.RawMessage, error) {
+//
+// attempt counts earlier tries of this request that the run refused in a
+// way Temporal remembers (a *RecordedRefusal): each attempt after the
+// first has an update id of its own, so it runs again.
+func (c *Client) Write(ctx context.Context, org, runID, requestID string, attempt int, digest string, cmd interpreter.Command) (json.RawMessage, error) {
 	name, err := UpdateOf(cmd)
 	if err != nil {
 		return nil, err
 	}
+	w := Write{Digest: digest, Org: org, Command: cmd}
+	updateID := requestID
+	if attempt > 0 {
+		updateID = fmt.Sprintf("%s~%d", requestID, attempt)
+		w.RequestID = requestID
+	}
 	h, err := c.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		UpdateID:     requestID,
+		UpdateID:     updateID,
 		WorkflowID:   runID,
 		UpdateName:   name,
-		Args:         []any{Write{Digest: digest, Org: org, Command: cmd}},
+		Args:         []any{w},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
@@ -169,6 +179,10 @@ func (c *Client) result(ctx context.Context, h client.WorkflowUpdateHandle, dige
 	var res Result
 	if err := h.Get(ctx, &res); err != nil {
 		if e, ok := AsRefusal(err); ok {
+			var ae *temporal.ApplicationError
+			if errors.As(err, &ae) && ae.Type() == recordedType {
+				return nil, &RecordedRefusal{e}
+			}
 			return nil, e
 		}
 		return nil, noRun(err)

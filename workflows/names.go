@@ -33,6 +33,9 @@ const (
 	ActivityPublishRun    = "PublishRun"
 	ActivityNotifyOverdue = "NotifyOverdue"
 	ActivityCancelRequest = "CancelRequest"
+	// ActivityEvaluate asks the check profile's evaluator about a
+	// submission (profile-check §3).
+	ActivityEvaluate = "EvaluateCheck"
 
 	// Search attributes the workflow keeps current for SREs.
 	SearchProcess = "BatonProcess"

@@ -198,7 +198,7 @@ func (r *runner) register(ctx workflow.Context) error {
 			if err != nil {
 				return Result{}, err
 			}
-			return r.apply(ctx, q.Digest, q.Command)
+			return r.apply(ctx, q)
 		}
 		validator := func(ctx workflow.Context, raw json.RawMessage) error {
 			q, err := decodeWrite(name, raw)
@@ -303,22 +303,71 @@ func (r *runner) replay(ctx workflow.Context) (Result, bool) {
 }
 
 // apply runs an accepted command and answers, having written the new
-// state and the answer to the read model before the update returns.
-func (r *runner) apply(ctx workflow.Context, digest string, cmd interpreter.Command) (Result, error) {
+// state and the answer to the read model before the update returns. A
+// submission to a checked step asks the evaluator first (runCheck). A
+// refusal here, after the validator accepted, is remembered by Temporal
+// under the update id (recordedRefusal).
+func (r *runner) apply(ctx workflow.Context, q Write) (Result, error) {
 	if res, ok := r.replay(ctx); ok {
 		return res, nil
 	}
-	res, err := r.m.Apply(cmd, workflow.Now(ctx))
+	res, err := r.m.Apply(q.Command, workflow.Now(ctx))
+	if need, ok := res.(*interpreter.CheckNeeded); ok && err == nil {
+		res, err = r.runCheck(ctx, q.Command, need)
+	}
 	if err != nil {
-		return Result{}, refusal(err)
+		return Result{}, recordedRefusal(err)
 	}
 	r.dirty = true
-	out, err := r.answer(ctx, digest, res)
+	out, err := r.answer(ctx, q.Digest, res)
 	if err != nil {
 		return Result{}, err
 	}
-	r.publish(ctx, r.answered(ctx, out))
+	r.publish(ctx, r.answered(ctx, q, out))
 	return out, nil
+}
+
+// runCheck asks the evaluator about a checked submission, as an activity
+// retried once (SPEC-DECISIONS §28), and applies its answers. The run has
+// already marked the step as being checked, so its lease waits and other
+// writes to the run go on meanwhile. It returns the run view when the
+// submission was accepted and the check's refusal otherwise.
+func (r *runner) runCheck(ctx workflow.Context, cmd interpreter.Command, need *interpreter.CheckNeeded) (any, error) {
+	done := interpreter.CheckDone{CheckID: need.CheckID, StepID: need.StepID, Request: need.Request}
+	switch c := cmd.(type) {
+	case *interpreter.Submit:
+		done.Submission, done.By = c.Submission, c.Actor.ID
+	case *interpreter.Decide:
+		done.Submission, done.By, done.WorkItemID = c.Submission, c.Actor.ID, c.WorkItemID
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 3 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 2},
+		Summary:             "check " + need.StepID,
+	})
+	var answers interpreter.CheckAnswers
+	if err := workflow.ExecuteActivity(actx, ActivityEvaluate, need.Request).Get(actx, &answers); err != nil {
+		done.Failure = err.Error()
+		var ae *temporal.ApplicationError
+		if errors.As(err, &ae) && ae.HasDetails() {
+			_ = ae.Details(&done.Model)
+		}
+	} else {
+		done.Answers = &answers
+	}
+	res, err := r.m.Apply(done, workflow.Now(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := res.(*interpreter.CheckOutcome)
+	if out.Refusal != nil {
+		r.dirty = true // the check is over: the lease counts again
+		if out.Refusal.Code == interpreter.CodeNotAccepted {
+			r.publish(ctx, nil) // the handoff changed what get_work shows
+		}
+		return nil, out.Refusal
+	}
+	return out.View, nil
 }
 
 // answer encodes a command's result as the update's answer and keeps it
@@ -340,12 +389,16 @@ func (r *runner) answer(ctx workflow.Context, digest string, res any) (Result, e
 
 // answered is the record of the current update's answer: the gateway
 // replays a requestId from it once Temporal no longer can.
-func (r *runner) answered(ctx workflow.Context, out Result) *Answered {
+func (r *runner) answered(ctx workflow.Context, q Write, out Result) *Answered {
 	info := workflow.GetCurrentUpdateInfo(ctx)
 	if info == nil {
 		return nil
 	}
-	return &Answered{RequestID: info.ID, Tool: ToolOf(info.Name), Digest: out.Digest, Result: out.Value}
+	id := q.RequestID
+	if id == "" {
+		id = info.ID
+	}
+	return &Answered{RequestID: id, Tool: ToolOf(info.Name), Digest: out.Digest, Result: out.Value}
 }
 
 // signal applies a command that arrived by signal. A refusal is logged:

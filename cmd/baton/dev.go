@@ -18,6 +18,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/baton-run/baton/activities"
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/inbox"
@@ -51,6 +52,7 @@ type devConfig struct {
 	lease                                time.Duration
 	processes                            listFlag
 	roles                                roleFlag
+	evaluator                            evaluatorConfig
 }
 
 func runDev(args []string, stdout, stderr io.Writer) int {
@@ -70,6 +72,7 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 	durationFlag(fl, &cfg.lease, "lease", 10*time.Minute, "claim lease length")
 	fl.Var(&cfg.processes, "processes", "process folder (or folder of process folders) to publish; repeatable")
 	fl.Var(cfg.roles, "role", "bind ROLE=GROUP when publishing; repeatable")
+	cfg.evaluator.register(fl, "unsure")
 	if code, ok := parseCommand("dev", fl, args, stderr); !ok {
 		return code
 	}
@@ -149,7 +152,13 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	defer ln.Close()
 	baseURL := listenURL(cfg.listen, ln)
 	inboxURL := baseURL + inbox.Path
-	stopWorker, err := startWorker(ctx, dbURL, c, workflows.DefaultTaskQueue, cfg.webhook, inboxURL, log)
+	ev, err := cfg.evaluator.build()
+	if err != nil {
+		return err
+	}
+	stopWorker, err := startWorker(ctx, dbURL, c, workflows.DefaultTaskQueue, activities.Options{
+		WebhookURL: cfg.webhook, InboxURL: inboxURL, Logger: log, Evaluator: ev,
+	})
 	if err != nil {
 		return err
 	}
@@ -181,6 +190,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	}
 	g, err := gateway.New(st, runs, issuer.VerifierFor(resource), &gateway.Options{
 		Org: cfg.org, BaseURL: baseURL, Lease: cfg.lease, Secret: key, Logger: log, AuthServers: authServers,
+		Profiles: profiles(cfg.evaluator.offered()),
 	})
 	if err != nil {
 		return err
@@ -236,6 +246,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		agentTok, _ := issuer.Issue(auth.Identity{ID: "a_dev", Kind: auth.KindAgent}, 30*24*time.Hour)
 		personTok, _ := issuer.Issue(auth.Identity{ID: "dev@example.com", Kind: auth.KindPerson, Groups: gs}, 30*24*time.Hour)
 		opTok, _ := issuer.Issue(auth.Identity{ID: "u_ops", Kind: auth.KindOperator, Groups: []string{interpreter.DefaultOperators}}, 30*24*time.Hour)
+		fmt.Fprintf(stdout, "Check evaluator: %s\n", cfg.evaluator.describe())
 		fmt.Fprintf(stdout, "Temporal UI: %s\n", tsrv.UIAddress())
 		fmt.Fprintf(stdout, "Temporal frontend: %s (namespace %s)\n", tsrv.FrontendAddress(), tsrv.Namespace())
 		fmt.Fprintf(stdout, "Dev tokens (30 days; more with 'baton token --data %s'):\n", cfg.data)

@@ -79,7 +79,7 @@ func launchDev(t *testing.T, cfg devConfig) *devRun {
 func devConfigFor(data string) devConfig {
 	return devConfig{
 		listen: "127.0.0.1:0", oauthListen: "127.0.0.1:0", data: data,
-		org: "o_default", lease: 10 * time.Minute, roles: roleFlag{},
+		org: "o_default", lease: 10 * time.Minute, roles: roleFlag{}, evaluator: evaluatorConfig{def: "unsure"},
 	}
 }
 

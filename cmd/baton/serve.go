@@ -18,6 +18,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/baton-run/baton/activities"
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/inbox"
@@ -43,6 +44,7 @@ type serveConfig struct {
 	lease, uploadQuotaWindow, requestRetention        time.Duration
 	maxUpload, maxRequests                            int
 	uploadQuota                                       int64
+	evaluator                                         evaluatorConfig
 }
 
 func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
@@ -54,6 +56,7 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 	stringFlag(fl, &c.tlsKey, "tls-key", "", "client key for Temporal (mTLS)")
 	stringFlag(fl, &c.tlsCA, "tls-ca", "", "CA bundle that signed Temporal's certificate")
 	stringFlag(fl, &c.tlsServerName, "tls-server-name", "", "server name to verify on Temporal's certificate")
+	c.evaluator.register(fl, "none")
 	if workerFlags {
 		stringFlag(fl, &c.webhook, "webhook", "", "URL receiving overdue notifications as JSON POSTs")
 		stringFlag(fl, &c.inboxURL, "inbox-url", "", "web inbox URL that overdue notifications link to (default with serve: BASE-URL/inbox/ when the inbox is on)")
@@ -276,7 +279,13 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 		if inboxURL == "" && withGateway && cfg.inboxClientID != "" {
 			inboxURL = strings.TrimRight(cfg.publicURL(), "/") + inbox.Path
 		}
-		stopWorker, err := startWorker(ctx, cfg.databaseURL, c, cfg.taskQueue, cfg.webhook, inboxURL, log)
+		ev, err := cfg.evaluator.build()
+		if err != nil {
+			return err
+		}
+		stopWorker, err := startWorker(ctx, cfg.databaseURL, c, cfg.taskQueue, activities.Options{
+			WebhookURL: cfg.webhook, InboxURL: inboxURL, Logger: log, Evaluator: ev,
+		})
 		if err != nil {
 			return err
 		}
@@ -303,7 +312,7 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 	g, err := gateway.New(st, runs, v, &gateway.Options{
 		Org: cfg.org, BaseURL: cfg.publicURL(), Lease: cfg.lease,
 		MaxUploadBytes: cfg.maxUpload, Secret: key, Logger: log, AuthServers: cfg.authServers(),
-		UploadQuota: cfg.gatewayQuota(),
+		UploadQuota: cfg.gatewayQuota(), Profiles: profiles(cfg.evaluator.offered()),
 	})
 	if err != nil {
 		return err

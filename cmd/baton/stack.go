@@ -38,14 +38,14 @@ func openStore(ctx context.Context, url string) (*store.Store, error) {
 // startWorker registers the workflow and the activities on a task queue.
 // The worker writes the read model through a pool of its own, never the
 // gateway's (see store.Open); stop it with the returned function.
-func startWorker(ctx context.Context, dbURL string, c client.Client, queue, webhook, inboxURL string, log *slog.Logger) (stop func(), err error) {
+func startWorker(ctx context.Context, dbURL string, c client.Client, queue string, opts activities.Options) (stop func(), err error) {
 	st, err := openStore(ctx, dbURL)
 	if err != nil {
 		return nil, err
 	}
 	w := worker.New(c, queue, worker.Options{})
 	workflows.Register(w)
-	acts, err := activities.New(st, c, &activities.Options{WebhookURL: webhook, InboxURL: inboxURL, Logger: log})
+	acts, err := activities.New(st, c, &opts)
 	if err != nil {
 		st.Close()
 		return nil, err
