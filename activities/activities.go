@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
+	"github.com/baton-run/baton/activities/downstream"
 	"github.com/baton-run/baton/activities/evaluator"
 	"github.com/baton-run/baton/gateway/store"
 	"github.com/baton-run/baton/interpreter"
@@ -27,9 +28,10 @@ import (
 
 // Activities are the workflow's side effects and their dependencies.
 type Activities struct {
-	store    *store.Store
-	temporal client.Client
-	opts     Options
+	store      *store.Store
+	temporal   client.Client
+	downstream *downstream.Client
+	opts       Options
 }
 
 // Options configure the activities.
@@ -51,6 +53,9 @@ type Options struct {
 	// Default: none; a run reaching a checked step then gets retry until
 	// one is configured, and publication refuses checked processes.
 	Evaluator evaluator.Evaluator
+	// Downstream calls the tools of the baton-tools-1 profile. Default:
+	// downstream.New(nil).
+	Downstream *downstream.Client
 }
 
 // New returns the activities over a store (the read model) and a Temporal
@@ -69,6 +74,14 @@ func New(s *store.Store, c client.Client, opts *Options) (*Activities, error) {
 	if a.opts.Logger == nil {
 		a.opts.Logger = slog.Default()
 	}
+	if a.opts.Downstream == nil {
+		d, err := downstream.New(nil)
+		if err != nil {
+			return nil, err
+		}
+		a.opts.Downstream = d
+	}
+	a.downstream = a.opts.Downstream
 	return a, nil
 }
 
@@ -79,6 +92,7 @@ func (a *Activities) Register(r interface {
 	r.RegisterActivityWithOptions(a.PublishRun, activity.RegisterOptions{Name: workflows.ActivityPublishRun})
 	r.RegisterActivityWithOptions(a.NotifyOverdue, activity.RegisterOptions{Name: workflows.ActivityNotifyOverdue})
 	r.RegisterActivityWithOptions(a.Evaluate, activity.RegisterOptions{Name: workflows.ActivityEvaluate})
+	r.RegisterActivityWithOptions(a.CallTool, activity.RegisterOptions{Name: workflows.ActivityCallTool})
 	r.RegisterActivityWithOptions(a.CancelRequest, activity.RegisterOptions{Name: workflows.ActivityCancelRequest})
 }
 

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -50,7 +51,9 @@ type Options struct {
 	// interpreter.DefaultOperators.
 	Operators string
 	// Profiles are the profiles offered. Default parallel-1. Offer check-1
-	// only while the workers have an evaluator (profile-check).
+	// only while the workers have an evaluator (profile-check), and
+	// baton-tools-1 only while a tool registration is stored
+	// (docs/profile-tools.md); call_tool is a tool only then.
 	Profiles []string
 	// CheckLimits are the check profile's thresholds and the evaluator's
 	// share of run data, pinned on every run started here and published in
@@ -103,8 +106,8 @@ func (o *Options) defaults() error {
 		o.Profiles = []string{interpreter.ProfileParallel}
 	}
 	for _, p := range o.Profiles {
-		if p != interpreter.ProfileParallel && p != interpreter.ProfileCheck {
-			return fmt.Errorf("gateway: profile %q is not offered by this server (only %s and %s)", p, interpreter.ProfileParallel, interpreter.ProfileCheck)
+		if p != interpreter.ProfileParallel && p != interpreter.ProfileCheck && p != interpreter.ProfileTools {
+			return fmt.Errorf("gateway: profile %q is not offered by this server (only %s, %s and %s)", p, interpreter.ProfileParallel, interpreter.ProfileCheck, interpreter.ProfileTools)
 		}
 	}
 	if err := o.CheckLimits.Validate(); err != nil {
@@ -174,9 +177,13 @@ func New(s *store.Store, runs *workflows.Client, verify auth.Verifier, opts *Opt
 		Instructions: "Baton runs agentprocess processes. Call describe first, then get_work to find steps to claim.",
 	})
 	g.queue = newRunQueue(g.opts.WritesPerRun)
-	g.toolList = toolTable()
+	tools := slices.Contains(g.opts.Profiles, interpreter.ProfileTools)
 	g.tools = map[string]*tool{}
-	for _, t := range g.toolList {
+	for _, t := range toolTable() {
+		if t.name == interpreter.ToolCallTool && !tools {
+			continue
+		}
+		g.toolList = append(g.toolList, t)
 		g.tools[t.name] = t
 	}
 	g.addTools()

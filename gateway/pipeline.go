@@ -116,7 +116,7 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 		return nil, err
 	}
 	if replay {
-		return t.render(g, c, stored)
+		return t.render(g, ctx, c, stored)
 	}
 	// 5. Run it.
 	answer, err := g.runWrite(ctx, c)
@@ -140,7 +140,7 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 		}
 	}
 	// 7. Render.
-	return t.render(g, c, answer)
+	return t.render(g, ctx, c, answer)
 }
 
 // runWrite runs a write: one command to a run's workflow, or the tool's

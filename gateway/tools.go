@@ -33,7 +33,7 @@ type tool struct {
 	// pipeline; a run records the answers of its own writes.
 	recordsItself bool
 	// render turns a write's stored answer into the tool's data.
-	render func(g *Gateway, c *call, stored json.RawMessage) (any, error)
+	render func(g *Gateway, ctx context.Context, c *call, stored json.RawMessage) (any, error)
 }
 
 func kinds(ks ...auth.Kind) map[auth.Kind]bool {
@@ -77,6 +77,10 @@ func toolTable() []*tool {
 			command: (*Gateway).sendEvent, render: renderAsIs},
 		{name: "list_runs", description: "Runs, filtered by process, state and input values.",
 			read: (*Gateway).listRuns},
+		// The baton-tools-1 profile's own tool (docs/profile-tools.md),
+		// offered with the profile.
+		{name: interpreter.ToolCallTool, description: "Call one of your claimed step's tools (baton-tools-1): read and write tools run at once; an approval_required call waits for a person's approval of that exact call. Read the claim's extensions first.",
+			command: (*Gateway).callTool, render: renderAsIs},
 	}
 }
 

@@ -39,6 +39,11 @@ type ClaimResult struct {
 	Handoff   *Handoff  `json:"handoff"`
 	Body      string    `json:"body"`
 	Data      *Data     `json:"data"`
+	// Tools and Journal are the step's tools and its journal, for the
+	// baton-tools-1 extension the host renders; empty for a step without
+	// tools.
+	Tools   []ToolUse      `json:"tools,omitempty"`
+	Journal []JournalEntry `json:"journal,omitempty"`
 }
 
 func (c Claim) apply(m *Machine, now time.Time) (any, error) {
@@ -71,9 +76,12 @@ func (c Claim) apply(m *Machine, now time.Time) (any, error) {
 	sr.State = StepClaimed
 	sr.Lease = &Lease{ID: c.LeaseID, Holder: c.Actor.ID, ExpiresAt: exp}
 	sr.Progress = ""
+	if len(s.Tools) > 0 {
+		m.stepTools(s.ID).Claims++
+	}
 	m.refreshState()
 	m.touch(now)
-	return &ClaimResult{
+	res := &ClaimResult{
 		RunID:     m.run.ID,
 		StepID:    s.ID,
 		LeaseID:   c.LeaseID,
@@ -83,7 +91,11 @@ func (c Claim) apply(m *Machine, now time.Time) (any, error) {
 		Handoff:   handoffView(sr.Handoff),
 		Body:      m.proc.Body,
 		Data:      m.shownData(),
-	}, nil
+	}
+	if len(s.Tools) > 0 {
+		res.Tools, res.Journal = s.Tools, m.Journal(s.ID)
+	}
+	return res, nil
 }
 
 func claimStep(s *Step, p *Process) ClaimStep {
@@ -400,6 +412,8 @@ type ClaimWire struct {
 	Handoff   *Handoff  `json:"handoff"`
 	Body      string    `json:"body"`
 	Data      *Data     `json:"data"`
+	// Extensions holds what a server profile adds, by profile name.
+	Extensions map[string]any `json:"extensions,omitempty"`
 }
 
 // Wire returns the tools.md shape of the result with the signed token.

@@ -88,6 +88,14 @@ func (c Decide) apply(m *Machine, now time.Time) (any, error) {
 	}
 	s, sr := m.stepRun(it.StepID)
 	by := c.Actor.ID
+	if it.Call != "" {
+		if err := m.decideCall(s, sr, it, c, now); err != nil {
+			return nil, err
+		}
+		m.refreshState()
+		m.touch(now)
+		return m.View(now), nil
+	}
 	var check json.RawMessage
 	if it.Escalation != nil {
 		// A check's unsure verdict goes with the escalation's outcome:
@@ -171,8 +179,13 @@ func hasString(list []string, v string) bool {
 // assigned reports whether the actor may decide the item: a member of its
 // group, the person it names, or, for escalations, any operator.
 func (m *Machine) assigned(it *Item, a Actor) bool {
-	if it.Kind == ItemEscalation && a.Kind == ActorOperator {
+	if (it.Kind == ItemEscalation || it.Kind == ItemCallOutcome) && a.Kind == ActorOperator {
 		return true
+	}
+	if it.Kind == ItemCallApproval {
+		// The step's approvers and, when both name some, the
+		// registration's too (profile-tools §3).
+		return ResolvedTool{Approvers: it.Approvers, Floor: it.Floor}.MayApprove(a.Groups)
 	}
 	if it.AssignedTo.Group != "" {
 		return a.inGroup(it.AssignedTo.Group)

@@ -189,10 +189,31 @@ func (m *Machine) tick(now time.Time) bool {
 			break
 		}
 	}
+	if !m.run.State.Over() {
+		for _, it := range m.run.Items {
+			// A call's approval SLA (profile-tools §4.4).
+			if it.Open && it.Due != nil && !it.Overdue && !now.Before(*it.Due) {
+				it.Overdue = true
+				m.changedAt(*it.Due)
+				m.notifyItemOverdue(it)
+				changed = true
+			}
+		}
+	}
 	if changed {
 		m.refreshState()
 	}
 	return changed
+}
+
+// notifyItemOverdue asks the host to notify an item's assignees and the
+// operators that its own due time passed.
+func (m *Machine) notifyItemOverdue(it *Item) {
+	if m.run.Mode == ModeTest {
+		return
+	}
+	a := it.AssignedTo
+	m.effects = append(m.effects, Effect{Kind: EffectOverdue, RunID: m.run.ID, StepID: it.StepID, WorkItemID: it.ID, AssignedTo: &a, Operators: m.run.Operators, Due: *it.Due})
 }
 
 func (m *Machine) expireLease(sr *StepRun) {
@@ -270,6 +291,11 @@ func (m *Machine) NextDeadline() (time.Time, bool) {
 		}
 		if sr.State == StepWaiting && sr.Timer != nil {
 			consider(*sr.Timer)
+		}
+	}
+	for _, it := range m.run.Items {
+		if it.Open && it.Due != nil && !it.Overdue {
+			consider(*it.Due)
 		}
 	}
 	return best, found

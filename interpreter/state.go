@@ -201,13 +201,24 @@ const (
 	ItemEscalation ItemKind = "escalation"
 )
 
-// Decisions a work item accepts (tools.md, SPEC-DECISIONS §24).
+// The work items of the baton-tools-1 profile (docs/profile-tools.md): the
+// approval of a call, and the question whether a call whose outcome is
+// unknown happened. On the wire they are an approve and a task.
+const (
+	ItemCallApproval ItemKind = "call_approval"
+	ItemCallOutcome  ItemKind = "call_outcome"
+)
+
+// Decisions a work item accepts (tools.md, SPEC-DECISIONS §24,
+// profile-tools §4.2 and §6.4).
 func (k ItemKind) Decisions() []string {
 	switch k {
-	case ItemTask:
+	case ItemTask, ItemCallOutcome:
 		return []string{DecisionCompleted, DecisionFailed}
 	case ItemApprove:
 		return []string{DecisionApproved, DecisionRejected, DecisionFailed}
+	case ItemCallApproval:
+		return []string{DecisionApproved, DecisionRejected}
 	default:
 		return []string{DecisionReturned, DecisionCompleted, DecisionFailed}
 	}
@@ -234,6 +245,17 @@ type Item struct {
 	Open       bool        `json:"open"`
 	// Checking names the check in flight on a decision of this item.
 	Checking string `json:"checking,omitempty"`
+	// Call is the digest of the call an item of the tools profile is
+	// about; Approvers and Floor who may approve it (ResolvedTool); Due
+	// its approval SLA; Why and SentAt what an unknown outcome's item
+	// says.
+	Call      string     `json:"call,omitempty"`
+	Approvers []string   `json:"approvers,omitempty"`
+	Floor     []string   `json:"floor,omitempty"`
+	Due       *time.Time `json:"due,omitempty"`
+	Overdue   bool       `json:"overdue,omitempty"`
+	Why       string     `json:"why,omitempty"`
+	SentAt    string     `json:"sentAt,omitempty"`
 }
 
 // Step is the run-time state of one step of the process.
@@ -307,4 +329,6 @@ type Run struct {
 	NextItem int          `json:"nextItem"`
 	// NextCheck numbers checks in flight.
 	NextCheck int `json:"nextCheck,omitempty"`
+	// Tools holds, by step id, the baton-tools-1 profile's journal.
+	Tools map[string]*StepTools `json:"tools,omitempty"`
 }

@@ -250,6 +250,12 @@ func (m *Machine) workItem(it *Item, snap string, now time.Time) WorkItem {
 		w.Due = &d
 		w.Overdue = sr.Overdue || !now.Before(*sr.Due)
 	}
+	if it.Call != "" {
+		m.callItemView(&w, it)
+		if it.Due != nil && !now.Before(*it.Due) {
+			w.Overdue = true
+		}
+	}
 	if m.run.Mode == ModeTest {
 		w.Mode = ModeTest
 	}

@@ -23,10 +23,12 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/baton-run/baton/activities"
+	"github.com/baton-run/baton/activities/downstream"
 	"github.com/baton-run/baton/activities/evaluator"
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/gateway/toolreg"
 	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/interpreter"
@@ -66,6 +68,10 @@ type baton struct {
 	srv      *httptest.Server
 	opts     gateway.Options
 	queue    string
+	// worker runs the runs; startWorker starts another on the same queue,
+	// as a restarted worker process would.
+	worker      worker.Worker
+	startWorker func() worker.Worker
 }
 
 type options struct {
@@ -74,6 +80,9 @@ type options struct {
 	fileURLTTL time.Duration
 	// evaluator, when set, answers checks, and check-1 is offered.
 	evaluator evaluator.Evaluator
+	// tools, when set, is a tool registration file's text: it is
+	// registered and baton-tools-1 is offered.
+	tools string
 }
 
 func start(t testing.TB, o options) *baton {
@@ -93,9 +102,20 @@ func start(t testing.TB, o options) *baton {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
+	if o.tools != "" {
+		file := filepath.Join(t.TempDir(), "tools.yaml")
+		if err := os.WriteFile(file, []byte(o.tools), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		d, err := downstream.New(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := toolreg.Register(ctx, st, "o_test", file, d.Lister()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	queue := fmt.Sprintf("baton-test-%d", queues.Add(1))
-	w := worker.New(c, queue, worker.Options{})
-	workflows.Register(w)
 	// The worker writes the read model through a pool of its own, as in
 	// baton dev and serve.
 	wst, err := store.Open(ctx, dbURL)
@@ -107,11 +127,17 @@ func start(t testing.TB, o options) *baton {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acts.Register(w)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
+	startWorker := func() worker.Worker {
+		w := worker.New(c, queue, worker.Options{})
+		workflows.Register(w)
+		acts.Register(w)
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.Stop)
+		return w
 	}
-	t.Cleanup(w.Stop)
+	w := startWorker()
 
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
@@ -126,8 +152,12 @@ func start(t testing.TB, o options) *baton {
 		o.lease = 10 * time.Minute
 	}
 	gopts := gateway.Options{Org: "o_test", BaseURL: srv.URL, Lease: o.lease, Secret: key, FileURLTTL: o.fileURLTTL}
+	gopts.Profiles = []string{interpreter.ProfileParallel}
 	if o.evaluator != nil {
-		gopts.Profiles = []string{interpreter.ProfileParallel, interpreter.ProfileCheck}
+		gopts.Profiles = append(gopts.Profiles, interpreter.ProfileCheck)
+	}
+	if o.tools != "" {
+		gopts.Profiles = append(gopts.Profiles, interpreter.ProfileTools)
 	}
 	runs, err := workflows.NewClient(c, &workflows.ClientOptions{TaskQueue: queue})
 	if err != nil {
@@ -141,6 +171,7 @@ func start(t testing.TB, o options) *baton {
 	return &baton{
 		t: t, url: srv.URL, store: st, temporal: c, issuer: issuer, gateway: g,
 		registry: gateway.NewRegistry(st, "o_test", g.Offer()), srv: srv, opts: gopts, queue: queue,
+		worker: w, startWorker: startWorker,
 	}
 }
 

@@ -113,7 +113,22 @@ var writes = []struct {
 	{UpdateDecide, func() interpreter.Command { return &interpreter.Decide{} }},
 	{UpdateCancel, func() interpreter.Command { return &interpreter.Cancel{} }},
 	{UpdateSendEvent, func() interpreter.Command { return &interpreter.SendEvent{} }},
+	{UpdateCallTool, func() interpreter.Command { return &interpreter.CallTool{} }},
 }
+
+// CallOutput is a downstream call's answer, as the CallTool activity
+// returns it: the tool's CallToolResult and its isError flag.
+type CallOutput struct {
+	Result  json.RawMessage `json:"result"`
+	IsError bool            `json:"isError"`
+}
+
+// The CallTool activity's error types: a call that surely did not reach
+// the tool, and one whose outcome is not known.
+const (
+	CallNotSent  = "not_sent"
+	CallNoAnswer = "no_answer"
+)
 
 // UpdateOf names the update that carries cmd.
 func UpdateOf(cmd interpreter.Command) (string, error) {

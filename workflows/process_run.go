@@ -312,8 +312,13 @@ func (r *runner) apply(ctx workflow.Context, q Write) (Result, error) {
 		return res, nil
 	}
 	res, err := r.m.Apply(q.Command, workflow.Now(ctx))
-	if need, ok := res.(*interpreter.CheckNeeded); ok && err == nil {
-		res, err = r.runCheck(ctx, q.Command, need)
+	if err == nil {
+		switch need := res.(type) {
+		case *interpreter.CheckNeeded:
+			res, err = r.runCheck(ctx, q.Command, need)
+		case *interpreter.CallNeeded:
+			res, err = r.runCall(ctx, need)
+		}
 	}
 	if err != nil {
 		return Result{}, recordedRefusal(err)
@@ -368,6 +373,45 @@ func (r *runner) runCheck(ctx workflow.Context, cmd interpreter.Command, need *i
 		return nil, out.Refusal
 	}
 	return out.View, nil
+}
+
+// runCall sends one call to a downstream tool as an activity of the run
+// (profile-tools §6.3): a read or idempotency: key call up to
+// interpreter.ToolCallAttempts times with the same key, an idempotency:
+// none call once. It journals the outcome and returns call_tool's data, or
+// the refusal its caller gets.
+func (r *runner) runCall(ctx workflow.Context, need *interpreter.CallNeeded) (any, error) {
+	attempts := int32(interpreter.ToolCallAttempts)
+	if need.Idempotency == interpreter.IdempotencyNone && need.Policy != interpreter.PolicyRead {
+		attempts = 1
+	}
+	timeout := need.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: timeout + 10*time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, MaximumAttempts: attempts},
+		Summary:             "call " + need.Tool,
+	})
+	var out CallOutput
+	done := interpreter.CallDone{StepID: need.StepID, Digest: need.Digest}
+	if err := workflow.ExecuteActivity(actx, ActivityCallTool, r.in.Org, need).Get(actx, &out); err != nil {
+		done.Why = err.Error()
+		var ae *temporal.ApplicationError
+		done.NotSent = errors.As(err, &ae) && ae.Type() == CallNotSent
+	} else {
+		done.Result, done.IsError = out.Result, out.IsError
+	}
+	res, err := r.m.Apply(done, workflow.Now(ctx))
+	if err != nil {
+		return nil, err
+	}
+	o := res.(*interpreter.CallOutcome)
+	if o.Refusal != nil {
+		return nil, o.Refusal
+	}
+	return o.Result, nil
 }
 
 // answer encodes a command's result as the update's answer and keeps it

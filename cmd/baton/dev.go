@@ -47,7 +47,7 @@ Flags (flags win over environment variables, which win over defaults):
 
 type devConfig struct {
 	listen, oauthListen, opsListen, data string
-	databaseURL, org, webhook            string
+	databaseURL, org, webhook, tools     string
 	temporalPort, uiPort                 int
 	lease                                time.Duration
 	processes                            listFlag
@@ -73,6 +73,7 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 	fl.Var(&cfg.processes, "processes", "process folder (or folder of process folders) to publish; repeatable")
 	fl.Var(cfg.roles, "role", "bind ROLE=GROUP when publishing; repeatable")
 	cfg.evaluator.register(fl, "unsure")
+	stringFlag(fl, &cfg.tools, "tools", "", "tool registration file (YAML) of the baton-tools-1 profile: agents call these servers' tools through Baton")
 	if code, ok := parseCommand("dev", fl, args, stderr); !ok {
 		return code
 	}
@@ -127,6 +128,10 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		return err
 	}
 	defer st.Close()
+	tools, err := registerTools(ctx, st, cfg.org, cfg.tools, stdout)
+	if err != nil {
+		return err
+	}
 
 	tsrv, err := temporaldev.Start(ctx, &temporaldev.Options{
 		DatabaseFile:     filepath.Join(data, "temporal.db"),
@@ -190,7 +195,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	}
 	g, err := gateway.New(st, runs, issuer.VerifierFor(resource), &gateway.Options{
 		Org: cfg.org, BaseURL: baseURL, Lease: cfg.lease, Secret: key, Logger: log, AuthServers: authServers,
-		Profiles: profiles(cfg.evaluator.offered()),
+		Profiles: profiles(cfg.evaluator.offered(), tools),
 	})
 	if err != nil {
 		return err

@@ -99,12 +99,16 @@ func (e *evaluatorConfig) describe() string {
 	}
 }
 
-// profiles are the profiles a deployment offers: parallel-1 always, and
-// check-1 while an evaluator is configured (profile-check).
-func profiles(check bool) []string {
+// profiles are the profiles a deployment offers: parallel-1 always,
+// check-1 while an evaluator is configured (profile-check), baton-tools-1
+// while a tool registration is loaded (docs/profile-tools.md).
+func profiles(check, tools bool) []string {
 	p := []string{interpreter.ProfileParallel}
 	if check {
 		p = append(p, interpreter.ProfileCheck)
+	}
+	if tools {
+		p = append(p, interpreter.ProfileTools)
 	}
 	return p
 }

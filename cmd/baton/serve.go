@@ -45,6 +45,7 @@ type serveConfig struct {
 	maxUpload, maxRequests                            int
 	uploadQuota                                       int64
 	evaluator                                         evaluatorConfig
+	tools                                             string
 }
 
 func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
@@ -56,7 +57,9 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 	stringFlag(fl, &c.tlsKey, "tls-key", "", "client key for Temporal (mTLS)")
 	stringFlag(fl, &c.tlsCA, "tls-ca", "", "CA bundle that signed Temporal's certificate")
 	stringFlag(fl, &c.tlsServerName, "tls-server-name", "", "server name to verify on Temporal's certificate")
+	stringFlag(fl, &c.org, "org", "o_default", "organization id")
 	c.evaluator.register(fl, "none")
+	stringFlag(fl, &c.tools, "tools", "", "tool registration file (YAML) of the baton-tools-1 profile; give gateways and workers the same file")
 	if workerFlags {
 		stringFlag(fl, &c.webhook, "webhook", "", "URL receiving overdue notifications as JSON POSTs")
 		stringFlag(fl, &c.inboxURL, "inbox-url", "", "web inbox URL that overdue notifications link to (default with serve: BASE-URL/inbox/ when the inbox is on)")
@@ -64,7 +67,6 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 	if gatewayFlags {
 		stringFlag(fl, &c.listen, "listen", "127.0.0.1:8080", "gateway address")
 		stringFlag(fl, &c.baseURL, "base-url", "", "public URL of the gateway (default http://LISTEN)")
-		stringFlag(fl, &c.org, "org", "o_default", "organization id")
 		stringFlag(fl, &c.secretFile, "secret-file", "baton-secret.key", "master key for claim tokens and file links (created if missing)")
 		stringFlag(fl, &c.jwksURL, "jwks-url", "", "JWKS of the OAuth issuer whose access tokens are accepted")
 		stringFlag(fl, &c.issuer, "issuer", "", "the tokens' iss, named as the authorization server in the MCP metadata")
@@ -274,6 +276,18 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 		return fmt.Errorf("connect to Temporal at %s: %w", cfg.temporalAddress, err)
 	}
 	defer c.Close()
+	tools := false
+	if cfg.tools != "" {
+		st, err := openStore(ctx, cfg.databaseURL)
+		if err != nil {
+			return err
+		}
+		tools, err = registerTools(ctx, st, cfg.org, cfg.tools, stdout)
+		st.Close()
+		if err != nil {
+			return err
+		}
+	}
 	if withWorker {
 		inboxURL := cfg.inboxURL
 		if inboxURL == "" && withGateway && cfg.inboxClientID != "" {
@@ -312,7 +326,7 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 	g, err := gateway.New(st, runs, v, &gateway.Options{
 		Org: cfg.org, BaseURL: cfg.publicURL(), Lease: cfg.lease,
 		MaxUploadBytes: cfg.maxUpload, Secret: key, Logger: log, AuthServers: cfg.authServers(),
-		UploadQuota: cfg.gatewayQuota(), Profiles: profiles(cfg.evaluator.offered()),
+		UploadQuota: cfg.gatewayQuota(), Profiles: profiles(cfg.evaluator.offered(), tools),
 	})
 	if err != nil {
 		return err
