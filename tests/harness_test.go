@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -28,6 +29,7 @@ import (
 	"github.com/baton-run/baton/gateway/store"
 	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/telemetry"
 	"github.com/baton-run/baton/interpreter"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 	"github.com/baton-run/baton/workflows"
@@ -65,12 +67,19 @@ type baton struct {
 	srv      *httptest.Server
 	opts     gateway.Options
 	queue    string
+	tracing  *telemetry.Tracing
 }
 
 type options struct {
 	lease time.Duration
 	// fileURLTTL is how long file links stay valid. Default the gateway's.
 	fileURLTTL time.Duration
+	// metrics and tracing, when set, are what the Temporal client, the
+	// worker and the gateway report to, wired as cmd/baton wires them.
+	metrics *telemetry.Metrics
+	tracing *telemetry.Tracing
+	// logger is the gateway's and the worker's. Default slog.Default().
+	logger *slog.Logger
 }
 
 func start(t testing.TB, o options) *baton {
@@ -85,7 +94,11 @@ func start(t testing.TB, o options) *baton {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c, err := temporal.NewClient(ctx, client.Options{})
+	copts := client.Options{}
+	if err := telemetry.Temporal(&copts, o.metrics, o.tracing); err != nil {
+		t.Fatal(err)
+	}
+	c, err := temporal.NewClient(ctx, copts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +113,11 @@ func start(t testing.TB, o options) *baton {
 		t.Fatal(err)
 	}
 	t.Cleanup(wst.Close)
-	acts, err := activities.New(wst, c, nil)
+	aopts := &activities.Options{Logger: o.logger}
+	if o.metrics != nil {
+		aopts.Metrics = o.metrics
+	}
+	acts, err := activities.New(wst, c, aopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +139,10 @@ func start(t testing.TB, o options) *baton {
 	if o.lease == 0 {
 		o.lease = 10 * time.Minute
 	}
-	gopts := gateway.Options{Org: "o_test", BaseURL: srv.URL, Lease: o.lease, Secret: key, FileURLTTL: o.fileURLTTL}
+	gopts := gateway.Options{Org: "o_test", BaseURL: srv.URL, Lease: o.lease, Secret: key, FileURLTTL: o.fileURLTTL, Logger: o.logger}
+	if o.metrics != nil || o.tracing != nil {
+		gopts.Observe = telemetry.ToolCalls(o.metrics, o.tracing)
+	}
 	runs, err := workflows.NewClient(c, &workflows.ClientOptions{TaskQueue: queue})
 	if err != nil {
 		t.Fatal(err)
@@ -131,10 +151,11 @@ func start(t testing.TB, o options) *baton {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Config.Handler = g.Handler()
+	srv.Config.Handler = telemetry.Requests(g.Handler(), o.tracing)
 	return &baton{
 		t: t, url: srv.URL, store: st, temporal: c, issuer: issuer, gateway: g,
 		registry: gateway.NewRegistry(st, "o_test", g.Offer()), srv: srv, opts: gopts, queue: queue,
+		tracing: o.tracing,
 	}
 }
 
@@ -151,7 +172,7 @@ func (b *baton) restartGateway() {
 		b.t.Fatal(err)
 	}
 	b.gateway = g
-	b.srv.Config.Handler = g.Handler()
+	b.srv.Config.Handler = telemetry.Requests(g.Handler(), b.tracing)
 }
 
 // publish imports and publishes a process from source, binding every role
