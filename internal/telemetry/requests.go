@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"net/http"
+	"strings"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
@@ -49,6 +50,17 @@ func Requests(next http.Handler, t *Tracing) http.Handler {
 		otelhttp.WithTracerProvider(t.tp),
 		otelhttp.WithPropagators(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})),
 		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + route(r.URL.Path) }),
 	)
+}
+
+// route is the first segment of a path, "/mcp" or "/inbox": span names
+// stay few, whatever ids the rest of the path holds.
+func route(path string) string {
+	if len(path) > 1 {
+		if i := strings.IndexByte(path[1:], '/'); i >= 0 {
+			return path[:i+1]
+		}
+	}
+	return path
 }

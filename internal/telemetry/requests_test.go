@@ -58,9 +58,12 @@ func TestRequests(t *testing.T) {
 	}
 
 	w2 := httptest.NewRecorder()
-	h.ServeHTTP(w2, httptest.NewRequest(http.MethodGet, "/", nil))
+	h.ServeHTTP(w2, httptest.NewRequest(http.MethodGet, "/inbox/runs/r_1234/items/w_1", nil))
 	if w2.Header().Get(telemetry.HeaderRequestID) == id {
 		t.Error("two requests got one id")
+	}
+	if ended := rec.Ended(); len(ended) != 2 || ended[1].Name() != "GET /inbox" {
+		t.Errorf("the span of an inbox page is %q, want GET /inbox", ended[len(ended)-1].Name())
 	}
 }
 
