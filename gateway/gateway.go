@@ -71,6 +71,12 @@ type Options struct {
 	AuthServers []string
 	// Logger receives request failures. Default slog.Default().
 	Logger *slog.Logger
+	// Observe, when set, is told of every tool call, from the MCP endpoint
+	// and from Call alike: as the call starts, with its context and tool;
+	// the context it returns is the call's from then on (a trace span),
+	// and the function it returns is called once the call is answered,
+	// with the result code: "ok" or the error code. Default none.
+	Observe func(ctx context.Context, tool string) (context.Context, func(code string))
 }
 
 func (o *Options) defaults() error {

@@ -74,9 +74,14 @@ func (g *Gateway) Call(ctx context.Context, id auth.Identity, tool string, args 
 // serve takes a call through the pipeline. A panic in a tool is the
 // server failing, never a crash: the caller gets retry.
 func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw json.RawMessage) (data any, err error) {
+	if g.opts.Observe != nil {
+		var done func(code string)
+		ctx, done = g.opts.Observe(ctx, t.name)
+		defer func() { done(resultCode(err)) }() // after the recover below
+	}
 	defer func() {
 		if p := recover(); p != nil {
-			g.opts.Logger.Error("tool panicked", "tool", t.name, "panic", p, "stack", string(debug.Stack()))
+			g.opts.Logger.ErrorContext(ctx, "tool panicked", "tool", t.name, "panic", p, "stack", string(debug.Stack()))
 			data, err = nil, errRetry
 		}
 	}()
@@ -130,7 +135,7 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 			settle, how, err = g.store.RetryRequest, "counting an attempt of", recorded.Refusal
 		}
 		if serr := settle(context.WithoutCancel(ctx), nil, c.request(nil)); serr != nil {
-			g.opts.Logger.Warn(how+" a refused call's requestId failed", "tool", t.name, "error", serr)
+			g.opts.Logger.WarnContext(ctx, how+" a refused call's requestId failed", "tool", t.name, "error", serr)
 		}
 		return nil, err
 	}
@@ -141,6 +146,19 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 	}
 	// 7. Render.
 	return t.render(g, ctx, c, answer)
+}
+
+// resultCode is a call's result code as its answer says it: "ok", the
+// refusal's code, or retry for the server failing.
+func resultCode(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	var e *interpreter.Error
+	if errors.As(err, &e) {
+		return string(e.Code)
+	}
+	return string(interpreter.CodeRetry)
 }
 
 // runWrite runs a write: one command to a run's workflow, or the tool's

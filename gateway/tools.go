@@ -101,7 +101,7 @@ func (g *Gateway) addTools() {
 					id, _ = auth.FromTokenInfo(req.Extra.TokenInfo)
 				}
 				data, err := g.serve(ctx, t, id, req.Params.Arguments)
-				return g.result(t.name, data, err), nil
+				return g.result(ctx, t.name, data, err), nil
 			})
 	}
 }
@@ -109,19 +109,19 @@ func (g *Gateway) addTools() {
 // result wraps a tool's data or refusal in the envelope, as structured
 // content and as text. A refused call is a tool result, not a protocol
 // error.
-func (g *Gateway) result(tool string, data any, err error) *mcp.CallToolResult {
+func (g *Gateway) result(ctx context.Context, tool string, data any, err error) *mcp.CallToolResult {
 	env := envelope{OK: true, Data: data}
 	if err != nil {
 		var e *interpreter.Error
 		if !errors.As(err, &e) {
-			g.opts.Logger.Error("tool failed", "tool", tool, "error", err)
+			g.opts.Logger.ErrorContext(ctx, "tool failed", "tool", tool, "error", err)
 			e = errRetry
 		}
 		env = envelope{OK: false, Error: e}
 	}
 	b, merr := marshal(env)
 	if merr != nil {
-		g.opts.Logger.Error("encoding a tool result failed", "tool", tool, "error", merr)
+		g.opts.Logger.ErrorContext(ctx, "encoding a tool result failed", "tool", tool, "error", merr)
 		b, env.OK = []byte(`{"ok":false,"error":{"code":"retry","message":"The result could not be encoded."}}`), false
 	}
 	return &mcp.CallToolResult{

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -31,6 +32,7 @@ import (
 	"github.com/baton-run/baton/gateway/toolreg"
 	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/telemetry"
 	"github.com/baton-run/baton/interpreter"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 	"github.com/baton-run/baton/workflows"
@@ -72,6 +74,7 @@ type baton struct {
 	// as a restarted worker process would.
 	worker      worker.Worker
 	startWorker func() worker.Worker
+	tracing     *telemetry.Tracing
 }
 
 type options struct {
@@ -83,6 +86,12 @@ type options struct {
 	// tools, when set, is a tool registration file's text: it is
 	// registered and baton-tools-1 is offered.
 	tools string
+	// metrics and tracing, when set, are what the Temporal client, the
+	// worker and the gateway report to, wired as cmd/baton wires them.
+	metrics *telemetry.Metrics
+	tracing *telemetry.Tracing
+	// logger is the gateway's and the worker's. Default slog.Default().
+	logger *slog.Logger
 }
 
 func start(t testing.TB, o options) *baton {
@@ -97,7 +106,11 @@ func start(t testing.TB, o options) *baton {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c, err := temporal.NewClient(ctx, client.Options{})
+	copts := client.Options{}
+	if err := telemetry.Temporal(&copts, o.metrics, o.tracing); err != nil {
+		t.Fatal(err)
+	}
+	c, err := temporal.NewClient(ctx, copts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +136,11 @@ func start(t testing.TB, o options) *baton {
 		t.Fatal(err)
 	}
 	t.Cleanup(wst.Close)
-	acts, err := activities.New(wst, c, &activities.Options{Evaluator: o.evaluator})
+	aopts := &activities.Options{Logger: o.logger, Evaluator: o.evaluator}
+	if o.metrics != nil {
+		aopts.Metrics = o.metrics
+	}
+	acts, err := activities.New(wst, c, aopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +168,10 @@ func start(t testing.TB, o options) *baton {
 	if o.lease == 0 {
 		o.lease = 10 * time.Minute
 	}
-	gopts := gateway.Options{Org: "o_test", BaseURL: srv.URL, Lease: o.lease, Secret: key, FileURLTTL: o.fileURLTTL}
+	gopts := gateway.Options{Org: "o_test", BaseURL: srv.URL, Lease: o.lease, Secret: key, FileURLTTL: o.fileURLTTL, Logger: o.logger}
+	if o.metrics != nil || o.tracing != nil {
+		gopts.Observe = telemetry.ToolCalls(o.metrics, o.tracing)
+	}
 	gopts.Profiles = []string{interpreter.ProfileParallel}
 	if o.evaluator != nil {
 		gopts.Profiles = append(gopts.Profiles, interpreter.ProfileCheck)
@@ -167,11 +187,12 @@ func start(t testing.TB, o options) *baton {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Config.Handler = g.Handler()
+	srv.Config.Handler = telemetry.Requests(g.Handler(), o.tracing)
 	return &baton{
 		t: t, url: srv.URL, store: st, temporal: c, issuer: issuer, gateway: g,
 		registry: gateway.NewRegistry(st, "o_test", g.Offer()), srv: srv, opts: gopts, queue: queue,
 		worker: w, startWorker: startWorker,
+		tracing: o.tracing,
 	}
 }
 
@@ -188,7 +209,7 @@ func (b *baton) restartGateway() {
 		b.t.Fatal(err)
 	}
 	b.gateway = g
-	b.srv.Config.Handler = g.Handler()
+	b.srv.Config.Handler = telemetry.Requests(g.Handler(), b.tracing)
 }
 
 // publish imports and publishes a process from source, binding every role

@@ -24,6 +24,7 @@ import (
 	"github.com/baton-run/baton/gateway/inbox"
 	"github.com/baton-run/baton/gateway/oauth"
 	"github.com/baton-run/baton/internal/devpg"
+	"github.com/baton-run/baton/internal/telemetry"
 	"github.com/baton-run/baton/interpreter"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 	"github.com/baton-run/baton/workflows"
@@ -46,13 +47,15 @@ Flags (flags win over environment variables, which win over defaults):
 `
 
 type devConfig struct {
-	listen, oauthListen, opsListen, data string
-	databaseURL, org, webhook, tools     string
-	temporalPort, uiPort                 int
-	lease                                time.Duration
-	processes                            listFlag
-	roles                                roleFlag
-	evaluator                            evaluatorConfig
+	opsConfig
+	listen, oauthListen, data string
+	databaseURL, org, webhook string
+	tools                     string
+	temporalPort, uiPort      int
+	lease                     time.Duration
+	processes                 listFlag
+	roles                     roleFlag
+	evaluator                 evaluatorConfig
 }
 
 func runDev(args []string, stdout, stderr io.Writer) int {
@@ -66,7 +69,7 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 	stringFlag(fl, &cfg.databaseURL, "database-url", "", "use this PostgreSQL instead of a private one")
 	stringFlag(fl, &cfg.org, "org", "o_default", "organization id")
 	stringFlag(fl, &cfg.webhook, "webhook", "", "URL receiving overdue notifications as JSON POSTs")
-	stringFlag(fl, &cfg.opsListen, "ops-listen", "", "operator listener for /debug/pprof (none when empty)")
+	cfg.opsConfig.flags(fl)
 	intFlag(fl, &cfg.temporalPort, "temporal-port", 7233, "Temporal frontend port")
 	intFlag(fl, &cfg.uiPort, "ui-port", 8233, "Temporal Web UI port")
 	durationFlag(fl, &cfg.lease, "lease", 10*time.Minute, "claim lease length")
@@ -83,7 +86,11 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log, err := cfg.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton dev: %v\n", err)
+		return 2
+	}
 	if err := dev(ctx, cfg, stdout, log); err != nil {
 		fmt.Fprintf(stderr, "baton dev: %v\n", err)
 		return 1
@@ -105,13 +112,11 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		return fmt.Errorf("create data folder: %w", err)
 	}
 
-	if cfg.opsListen != "" {
-		stopOps, err := serveOps(cfg.opsListen, log)
-		if err != nil {
-			return err
-		}
-		defer stopOps()
+	obs, err := cfg.observe(ctx, log)
+	if err != nil {
+		return err
 	}
+	defer obs.stop()
 
 	dbURL := cfg.databaseURL
 	if dbURL == "" {
@@ -144,7 +149,11 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		return fmt.Errorf("start Temporal: %w", err)
 	}
 	defer func() { _ = tsrv.Stop() }()
-	c, err := tsrv.NewClient(ctx, client.Options{})
+	copts := client.Options{}
+	if err := telemetry.Temporal(&copts, obs.metrics, obs.tracing); err != nil {
+		return err
+	}
+	c, err := tsrv.NewClient(ctx, copts)
 	if err != nil {
 		return err
 	}
@@ -161,7 +170,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	if err != nil {
 		return err
 	}
-	stopWorker, err := startWorker(ctx, dbURL, c, workflows.DefaultTaskQueue, activities.Options{
+	stopWorker, err := startWorker(ctx, dbURL, c, workflows.DefaultTaskQueue, obs.metrics, activities.Options{
 		WebhookURL: cfg.webhook, InboxURL: inboxURL, Logger: log, Evaluator: ev,
 	})
 	if err != nil {
@@ -196,6 +205,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	g, err := gateway.New(st, runs, issuer.VerifierFor(resource), &gateway.Options{
 		Org: cfg.org, BaseURL: baseURL, Lease: cfg.lease, Secret: key, Logger: log, AuthServers: authServers,
 		Profiles: profiles(cfg.evaluator.offered(), tools),
+		Observe:  obs.toolCalls(),
 	})
 	if err != nil {
 		return err
@@ -236,7 +246,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		return err
 	}
 	g.Mount(inbox.Path, in.Handler())
-	servers := []served{{ln, gateway.LimitConcurrency(g.Handler(), nil)}}
+	servers := []served{{ln, obs.requests(gateway.LimitConcurrency(g.Handler(), nil))}}
 	if asLn != nil {
 		as, err := oauth.New(issuer, &oauth.Options{
 			Issuer: authServers[0], Resource: resource, StateFile: filepath.Join(data, oauthStateFile),
@@ -245,7 +255,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		if err != nil {
 			return err
 		}
-		servers = append(servers, served{asLn, as.Handler()})
+		servers = append(servers, served{asLn, obs.requests(as.Handler())})
 	}
 	return serveAll(ctx, servers, func() {
 		agentTok, _ := issuer.Issue(auth.Identity{ID: "a_dev", Kind: auth.KindAgent}, 30*24*time.Hour)
@@ -260,6 +270,9 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		fmt.Fprintf(stdout, "  operator u_ops:          %s\n", opTok)
 		if len(authServers) > 0 {
 			fmt.Fprintf(stdout, "OAuth sign-in: %s (MCP clients need only the MCP URL)\n", authServers[0])
+		}
+		if obs.metricsURL != "" {
+			fmt.Fprintf(stdout, "Metrics: %s\n", obs.metricsURL)
 		}
 		fmt.Fprintf(stdout, "Inbox: %s (people and operators sign in here)\n", inboxURL)
 		fmt.Fprintf(stdout, "MCP: %s\n", resource)

@@ -16,6 +16,7 @@ import (
 type devRun struct {
 	mcpURL, asURL string
 	inboxURL      string
+	metricsURL    string // with --ops-listen
 	printed       string // what it printed up to being ready
 	stop          func() // stops it and reports an error it returned; idempotent
 }
@@ -49,6 +50,7 @@ func launchDev(t *testing.T, cfg devConfig) *devRun {
 	mcpLine := regexp.MustCompile(`(?m)^MCP: (\S+)$`)
 	asLine := regexp.MustCompile(`(?m)^OAuth sign-in: (\S+) `)
 	inboxLine := regexp.MustCompile(`(?m)^Inbox: (\S+) `)
+	metricsLine := regexp.MustCompile(`(?m)^Metrics: (\S+)$`)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		printed := out.String()
@@ -59,6 +61,9 @@ func launchDev(t *testing.T, cfg devConfig) *devRun {
 			}
 			if in := inboxLine.FindStringSubmatch(printed); in != nil {
 				r.inboxURL = in[1]
+			}
+			if m := metricsLine.FindStringSubmatch(printed); m != nil {
+				r.metricsURL = m[1]
 			}
 			return r
 		}

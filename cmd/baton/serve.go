@@ -17,11 +17,13 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/baton-run/baton/activities"
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/inbox"
+	"github.com/baton-run/baton/internal/telemetry"
 	"github.com/baton-run/baton/workflows"
 )
 
@@ -34,6 +36,7 @@ Flags (flags win over environment variables, which win over defaults):
 
 // serveConfig is the configuration of serve, gateway and worker.
 type serveConfig struct {
+	opsConfig
 	listen, baseURL, org, databaseURL, secretFile     string
 	temporalAddress, namespace, taskQueue             string
 	tlsCert, tlsKey, tlsCA, tlsServerName             string
@@ -49,6 +52,7 @@ type serveConfig struct {
 }
 
 func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
+	c.opsConfig.flags(fl)
 	stringFlag(fl, &c.databaseURL, "database-url", "", "PostgreSQL URL (required)")
 	stringFlag(fl, &c.temporalAddress, "temporal-address", "127.0.0.1:7233", "Temporal frontend host:port")
 	stringFlag(fl, &c.namespace, "namespace", "default", "Temporal namespace")
@@ -86,8 +90,13 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 	}
 }
 
-func (c *serveConfig) temporalClient(ctx context.Context, log *slog.Logger) (client.Client, error) {
-	opts := client.Options{HostPort: c.temporalAddress, Namespace: c.namespace}
+// temporalClient connects to Temporal. The client, and the workers made
+// from it, log to log and report to obs.
+func (c *serveConfig) temporalClient(ctx context.Context, obs *observing, log *slog.Logger) (client.Client, error) {
+	opts := client.Options{HostPort: c.temporalAddress, Namespace: c.namespace, Logger: sdklog.NewStructuredLogger(log)}
+	if err := telemetry.Temporal(&opts, obs.metrics, obs.tracing); err != nil {
+		return nil, err
+	}
 	if c.tlsCert != "" || c.tlsCA != "" {
 		t := &tls.Config{ServerName: c.tlsServerName, MinVersion: tls.VersionTLS12}
 		if c.tlsCert != "" {
@@ -255,7 +264,11 @@ func serveCommand(name, about string, withGateway, withWorker bool, args []strin
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log, err := cfg.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton %s: %v\n", name, err)
+		return 2
+	}
 	if err := serve(ctx, cfg, withGateway, withWorker, stdout, log); err != nil {
 		fmt.Fprintf(stderr, "baton %s: %v\n", name, err)
 		return 1
@@ -264,14 +277,21 @@ func serveCommand(name, about string, withGateway, withWorker bool, args []strin
 }
 
 func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, stdout io.Writer, log *slog.Logger) error {
+	obs, err := cfg.observe(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer obs.stop()
+	if obs.metricsURL != "" {
+		fmt.Fprintf(stdout, "Metrics: %s\n", obs.metricsURL)
+	}
 	var v auth.Verifier
 	if withGateway {
-		var err error
 		if v, err = cfg.verifier(ctx, log); err != nil {
 			return err
 		}
 	}
-	c, err := cfg.temporalClient(ctx, log)
+	c, err := cfg.temporalClient(ctx, obs, log)
 	if err != nil {
 		return fmt.Errorf("connect to Temporal at %s: %w", cfg.temporalAddress, err)
 	}
@@ -297,7 +317,7 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 		if err != nil {
 			return err
 		}
-		stopWorker, err := startWorker(ctx, cfg.databaseURL, c, cfg.taskQueue, activities.Options{
+		stopWorker, err := startWorker(ctx, cfg.databaseURL, c, cfg.taskQueue, obs.metrics, activities.Options{
 			WebhookURL: cfg.webhook, InboxURL: inboxURL, Logger: log, Evaluator: ev,
 		})
 		if err != nil {
@@ -327,6 +347,7 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 		Org: cfg.org, BaseURL: cfg.publicURL(), Lease: cfg.lease,
 		MaxUploadBytes: cfg.maxUpload, Secret: key, Logger: log, AuthServers: cfg.authServers(),
 		UploadQuota: cfg.gatewayQuota(), Profiles: profiles(cfg.evaluator.offered(), tools),
+		Observe: obs.toolCalls(),
 	})
 	if err != nil {
 		return err
@@ -339,7 +360,7 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 		g.Mount(inbox.Path, in.Handler())
 	}
 	go sweepRequests(ctx, g, cfg.requestRetention, log)
-	h := gateway.LimitConcurrency(g.Handler(), &gateway.ConcurrencyOptions{MaxRequests: cfg.maxRequests})
+	h := obs.requests(gateway.LimitConcurrency(g.Handler(), &gateway.ConcurrencyOptions{MaxRequests: cfg.maxRequests}))
 	return serveHTTP(ctx, cfg.listen, h, func(url string) {
 		if in != nil {
 			fmt.Fprintf(stdout, "Inbox: %s\n", in.URL())
