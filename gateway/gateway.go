@@ -65,6 +65,10 @@ type Options struct {
 	Secret []byte
 	// FileURLTTL is how long a file link stays valid. Default 15 minutes.
 	FileURLTTL time.Duration
+	// InboxURL is the web inbox's address when one is mounted, such as
+	// https://baton.example.com/inbox/: runs link their Temporal UI
+	// details to it. Default none.
+	InboxURL string
 	// AuthServers are the issuer URLs of the OAuth authorization servers
 	// that the protected-resource metadata names (RFC 9728), where MCP
 	// clients discover how to get a token. Default none.

@@ -106,7 +106,8 @@ func (g *Gateway) startRun(ctx context.Context, c *call) (json.RawMessage, error
 		Org: c.org, RequestID: c.reqID, Digest: hex.EncodeToString(c.digest),
 		Process: p, Version: pv.Version, Roles: pv.Roles, Operators: g.opts.Operators,
 		Inputs: c.object("inputs"), Mode: c.str("mode"), Starter: c.actor(),
-		Limits: interpreter.Limits{RunDataBytes: g.opts.RunDataBytes, Check: g.opts.CheckLimits},
+		Limits:   interpreter.Limits{RunDataBytes: g.opts.RunDataBytes, Check: g.opts.CheckLimits},
+		InboxURL: g.opts.InboxURL,
 	})
 }
 

@@ -81,6 +81,9 @@ type Start struct {
 	Mode      string
 	Starter   interpreter.Actor
 	Limits    interpreter.Limits
+	// InboxURL is the web inbox's address, linked from the run's details
+	// in the Temporal UI; empty for none.
+	InboxURL string
 }
 
 // StartRun starts a run and returns the run view its start answered. The
@@ -98,7 +101,7 @@ func (c *Client) StartRun(ctx context.Context, s Start) (json.RawMessage, error)
 	in := Input{
 		Org: s.Org, RunID: RunID(s.Org, s.RequestID), Process: s.Process, Version: s.Version,
 		Roles: s.Roles, Operators: s.Operators, Inputs: s.Inputs, Mode: mode, Starter: s.Starter, Limits: s.Limits,
-		RequestID: s.RequestID, Digest: s.Digest,
+		RequestID: s.RequestID, Digest: s.Digest, InboxURL: s.InboxURL,
 	}
 	// The machine checks the start before anything is recorded.
 	if _, err := interpreter.StartRun(in.start(), time.Now()); err != nil {

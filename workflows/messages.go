@@ -27,8 +27,11 @@ type Input struct {
 	Limits    interpreter.Limits   `json:"limits"`
 	// RequestID and Digest are the start_run's: the run records its answer
 	// with its first read-model write.
-	RequestID string     `json:"requestId,omitempty"`
-	Digest    string     `json:"digest,omitempty"`
+	RequestID string `json:"requestId,omitempty"`
+	Digest    string `json:"digest,omitempty"`
+	// InboxURL is the web inbox's address, for links in the run's details
+	// in the Temporal UI; empty without an inbox.
+	InboxURL  string     `json:"inboxUrl,omitempty"`
 	Continued *Continued `json:"continued,omitempty"`
 }
 

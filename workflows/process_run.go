@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -504,17 +505,20 @@ func (r *runner) publish(ctx workflow.Context, answer *Answered) {
 			workflow.GetLogger(ctx).Error("upsert search attributes failed", "error", err)
 		}
 	}
-	workflow.SetCurrentDetails(ctx, details(r.m, now))
+	workflow.SetCurrentDetails(ctx, details(r.m, now, r.in.InboxURL))
 }
 
 // details is the markdown the Temporal UI shows as the run's current
 // details: its state and the step table.
-func details(m *interpreter.Machine, now time.Time) string {
+func details(m *interpreter.Machine, now time.Time, inboxURL string) string {
 	v := m.View(now)
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s** v%d — run %s is **%s**", v.Run.Process, v.Run.Version, v.Run.ID, v.Run.State)
 	if v.Run.Outcome != nil {
 		fmt.Fprintf(&b, " (%s)", *v.Run.Outcome)
+	}
+	if inboxURL != "" {
+		fmt.Fprintf(&b, " — [open in the inbox](%s)", inboxLink(inboxURL, v.Run.ID, ""))
 	}
 	b.WriteString("\n\n| step | kind | state | due |\n|---|---|---|---|\n")
 	for _, s := range v.Steps {
@@ -528,7 +532,26 @@ func details(m *interpreter.Machine, now time.Time) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", s.ID, s.Kind, st, due)
 	}
+	if inboxURL != "" && len(v.WorkItems) > 0 {
+		b.WriteString("\nOpen work: ")
+		for i, w := range v.WorkItems {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "[%s on %s](%s)", w.ID, w.StepID, inboxLink(inboxURL, v.Run.ID, w.ID))
+		}
+		b.WriteString("\n")
+	}
 	return b.String()
+}
+
+// inboxLink is the inbox page of a run, or of one of its work items.
+func inboxLink(inboxURL, runID, itemID string) string {
+	u := strings.TrimRight(inboxURL, "/") + "/runs/" + url.PathEscape(runID)
+	if itemID != "" {
+		u += "/items/" + url.PathEscape(itemID)
+	}
+	return u
 }
 
 // finish waits for running handlers and closes the workflow as the run

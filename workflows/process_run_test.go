@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -499,5 +500,23 @@ func TestSignalInTheContinueAsNewTaskIsKept(t *testing.T) {
 	}
 	if held := m.Run().Held; len(held) != 1 || held[0].Name != "vendor-registered" {
 		t.Fatalf("held events carried over: %+v", held)
+	}
+}
+
+// The run's details in the Temporal UI link to the run and to each open
+// work item in the web inbox.
+func TestDetailsLinkToTheInbox(t *testing.T) {
+	p := parse(t, []byte(supplierSrc))
+	m, err := interpreter.StartRun(interpreter.Start{RunID: "r_1", Process: p, Version: 1, Starter: person,
+		Inputs: interpreter.Values{"vendorName": "Acme", "amount": json.Number("1")}}, time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := details(m, time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC), "https://baton.example.com/inbox/")
+	if !strings.Contains(d, "(https://baton.example.com/inbox/runs/r_1)") {
+		t.Fatalf("details link no run page:\n%s", d)
+	}
+	if strings.Contains(details(m, time.Now(), ""), "inbox") {
+		t.Fatal("details link an inbox that is not there")
 	}
 }

@@ -206,6 +206,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		Org: cfg.org, BaseURL: baseURL, Lease: cfg.lease, Secret: key, Logger: log, AuthServers: authServers,
 		Profiles: profiles(cfg.evaluator.offered(), tools),
 		Observe:  obs.toolCalls(),
+		InboxURL: baseURL + inbox.Path,
 	})
 	if err != nil {
 		return err

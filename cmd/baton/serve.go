@@ -204,6 +204,14 @@ func (c *serveConfig) gatewayQuota() gateway.UploadQuota {
 	return gateway.UploadQuota{Bytes: c.uploadQuota, Window: c.uploadQuotaWindow}
 }
 
+// inboxBase is the inbox's address when the inbox is on, else "".
+func (c *serveConfig) inboxBase() string {
+	if c.inboxClientID == "" {
+		return ""
+	}
+	return strings.TrimRight(c.publicURL(), "/") + inbox.Path
+}
+
 // inbox returns the web inbox of g, signing people in with OpenID Connect
 // at --issuer, or nil when --inbox-client-id is not given.
 func (c *serveConfig) inbox(g *gateway.Gateway, key []byte, log *slog.Logger) (*inbox.Inbox, error) {
@@ -347,7 +355,7 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 		Org: cfg.org, BaseURL: cfg.publicURL(), Lease: cfg.lease,
 		MaxUploadBytes: cfg.maxUpload, Secret: key, Logger: log, AuthServers: cfg.authServers(),
 		UploadQuota: cfg.gatewayQuota(), Profiles: profiles(cfg.evaluator.offered(), tools),
-		Observe: obs.toolCalls(),
+		Observe: obs.toolCalls(), InboxURL: cfg.inboxBase(),
 	})
 	if err != nil {
 		return err
