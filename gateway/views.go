@@ -37,6 +37,12 @@ func (g *Gateway) renderView(_ context.Context, _ *call, stored json.RawMessage)
 }
 
 func (g *Gateway) viewWithURLs(raw json.RawMessage) (any, error) {
+	if !bytes.Contains(raw, []byte(`"file"`)) {
+		// No file evidence (whose kind is "file"): nothing to add, so no
+		// need to decode it. Stored answers may be spaced (jsonb), so
+		// the test looks for the word alone.
+		return raw, nil
+	}
 	var v interpreter.View
 	if err := decodeExact(raw, &v); err != nil {
 		return nil, err

@@ -56,6 +56,7 @@ type devConfig struct {
 	processes                 listFlag
 	roles                     roleFlag
 	evaluator                 evaluatorConfig
+	workflowCache             int
 }
 
 func runDev(args []string, stdout, stderr io.Writer) int {
@@ -76,6 +77,7 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 	fl.Var(&cfg.processes, "processes", "process folder (or folder of process folders) to publish; repeatable")
 	fl.Var(cfg.roles, "role", "bind ROLE=GROUP when publishing; repeatable")
 	cfg.evaluator.register(fl, "unsure")
+	intFlag(fl, &cfg.workflowCache, "workflow-cache", defaultWorkflowCache, "runs the worker keeps in memory between their tasks; others are replayed from history when they next have work")
 	stringFlag(fl, &cfg.tools, "tools", "", "tool registration file (YAML) of the baton-tools-1 profile: agents call these servers' tools through Baton")
 	if code, ok := parseCommand("dev", fl, args, stderr); !ok {
 		return code
@@ -170,7 +172,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	if err != nil {
 		return err
 	}
-	stopWorker, err := startWorker(ctx, dbURL, c, workflows.DefaultTaskQueue, obs.metrics, activities.Options{
+	stopWorker, err := startWorker(ctx, dbURL, c, workflows.DefaultTaskQueue, cfg.workflowCache, obs.metrics, activities.Options{
 		WebhookURL: cfg.webhook, InboxURL: inboxURL, Logger: log, Evaluator: ev,
 	})
 	if err != nil {

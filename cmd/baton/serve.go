@@ -49,6 +49,7 @@ type serveConfig struct {
 	uploadQuota                                       int64
 	evaluator                                         evaluatorConfig
 	tools                                             string
+	workflowCache                                     int
 }
 
 func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
@@ -65,6 +66,7 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 	c.evaluator.register(fl, "none")
 	stringFlag(fl, &c.tools, "tools", "", "tool registration file (YAML) of the baton-tools-1 profile; give gateways and workers the same file")
 	if workerFlags {
+		intFlag(fl, &c.workflowCache, "workflow-cache", defaultWorkflowCache, "runs the worker keeps in memory between their tasks; others are replayed from history when they next have work")
 		stringFlag(fl, &c.webhook, "webhook", "", "URL receiving overdue notifications as JSON POSTs")
 		stringFlag(fl, &c.inboxURL, "inbox-url", "", "web inbox URL that overdue notifications link to (default with serve: BASE-URL/inbox/ when the inbox is on)")
 	}
@@ -325,7 +327,7 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 		if err != nil {
 			return err
 		}
-		stopWorker, err := startWorker(ctx, cfg.databaseURL, c, cfg.taskQueue, obs.metrics, activities.Options{
+		stopWorker, err := startWorker(ctx, cfg.databaseURL, c, cfg.taskQueue, cfg.workflowCache, obs.metrics, activities.Options{
 			WebhookURL: cfg.webhook, InboxURL: inboxURL, Logger: log, Evaluator: ev,
 		})
 		if err != nil {

@@ -37,13 +37,26 @@ func openStore(ctx context.Context, url string) (*store.Store, error) {
 	return st, nil
 }
 
+// defaultWorkflowCache is how many runs a worker keeps in memory by
+// default. A run mostly waits on people, so most cached runs would sit
+// idle; see docs/design.md for the measurement behind it.
+const defaultWorkflowCache = 2000
+
 // startWorker registers the workflow and the activities on a task queue.
 // The worker writes the read model through a pool of its own, never the
 // gateway's (see store.Open); stop it with the returned function.
-func startWorker(ctx context.Context, dbURL string, c client.Client, queue string, m *telemetry.Metrics, opts activities.Options) (stop func(), err error) {
+//
+// cache is how many runs the worker keeps in memory between their
+// workflow tasks (Temporal's sticky cache); a run not kept is replayed from
+// its history when it next has work. Zero keeps the SDK's default.
+func startWorker(ctx context.Context, dbURL string, c client.Client, queue string, cache int, m *telemetry.Metrics, opts activities.Options) (stop func(), err error) {
 	st, err := openStore(ctx, dbURL)
 	if err != nil {
 		return nil, err
+	}
+	if cache > 0 {
+		// Process-wide in the SDK: every worker of this process shares it.
+		worker.SetStickyWorkflowCacheSize(cache)
 	}
 	w := worker.New(c, queue, worker.Options{})
 	workflows.Register(w)
