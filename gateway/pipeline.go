@@ -25,7 +25,8 @@ import (
 //  3. Check the arguments against the tool's official schema: invalid
 //     before anything else (SPEC-DECISIONS §1).
 //  4. A write reserves its requestId. One answered before replays here,
-//     from its record, whatever happened to the run since (§4).
+//     from its record, whatever happened to the run since (§4) — a run's
+//     write once the run confirms what it kept (replay.go).
 //  5. Run the tool. A write to a run is one command to its workflow,
 //     which records the answer beside its read model before it returns.
 //  6. A refused write releases its reservation, so the requestId may be
@@ -114,14 +115,15 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 	if t.read != nil {
 		return t.read(g, ctx, c)
 	}
-	// 4. Reserve the requestId; a replay answers from its record.
+	// 4. Reserve the requestId; a replay answers from its record, once
+	// the run confirms it (replay.go).
 	c.reqID, c.digest = c.str("requestId"), digest(c)
 	stored, replay, err := g.reserve(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	if replay {
-		return t.render(g, ctx, c, stored)
+		return g.replay(ctx, c, stored)
 	}
 	// 5. Run it.
 	answer, err := g.runWrite(ctx, c)
@@ -225,6 +227,7 @@ func (g *Gateway) reserve(ctx context.Context, c *call) (json.RawMessage, bool, 
 		// answer.
 		return nil, false, nil
 	}
+	c.attempt = stored.Attempt
 	return stored.Result, true, nil
 }
 

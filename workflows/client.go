@@ -181,6 +181,10 @@ func (c *Client) Write(ctx context.Context, org, runID, requestID string, attemp
 func (c *Client) result(ctx context.Context, h client.WorkflowUpdateHandle, digest string) (json.RawMessage, error) {
 	var res Result
 	if err := h.Get(ctx, &res); err != nil {
+		var ae *temporal.ApplicationError
+		if errors.As(err, &ae) && ae.Type() == answeredBeforeType {
+			return nil, fmt.Errorf("%w: %w", ErrAnsweredBefore, err)
+		}
 		if e, ok := AsRefusal(err); ok {
 			var ae *temporal.ApplicationError
 			if errors.As(err, &ae) && ae.Type() == recordedType {

@@ -40,6 +40,8 @@ type Input struct {
 type Continued struct {
 	State  json.RawMessage `json:"state"`
 	Recent []Answer        `json:"recent,omitempty"`
+	// Seen holds the update ids the run answered, packed (seen.go).
+	Seen string `json:"seen,omitempty"`
 }
 
 // Answer is an update's answer kept for replays.

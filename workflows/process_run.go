@@ -73,6 +73,7 @@ type runner struct {
 	m       *interpreter.Machine
 	dirty   bool
 	recent  []Answer
+	seen    seenSet
 	state   string // last published run state
 	outcome string
 	// started is set once the run's first state is in the read model; the
@@ -96,7 +97,7 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 		if err != nil {
 			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "bad_state", err)
 		}
-		r.m, r.recent = m, in.Continued.Recent
+		r.m, r.recent, r.seen = m, in.Continued.Recent, decodeSeen(in.Continued.Seen)
 	} else {
 		m, err := interpreter.StartRun(in.start(), now)
 		if err != nil {
@@ -287,6 +288,11 @@ func (r *runner) check(ctx workflow.Context, org string, cmd interpreter.Command
 	if _, ok := r.replay(ctx); ok {
 		return nil
 	}
+	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil && r.seen.has(info.ID) {
+		// Answered before continue-as-new, and the answer is no longer
+		// here: never applied twice.
+		return temporal.NewApplicationErrorWithOptions("This request was answered before; its answer is in the caller's record.", answeredBeforeType, temporal.ApplicationErrorOptions{NonRetryable: true})
+	}
 	return refusal(r.m.Check(cmd, workflow.Now(ctx)))
 }
 
@@ -424,6 +430,7 @@ func (r *runner) answer(ctx workflow.Context, digest string, res any) (Result, e
 	}
 	out := Result{Digest: digest, Value: b}
 	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
+		r.seen.add(info.ID)
 		r.recent = append(r.recent, Answer{UpdateID: info.ID, Result: out})
 		if len(r.recent) > recentAnswers {
 			r.recent = r.recent[len(r.recent)-recentAnswers:]
@@ -612,6 +619,6 @@ func (r *runner) continueAsNew(ctx workflow.Context) error {
 		return err
 	}
 	next := r.in
-	next.Continued = &Continued{State: state, Recent: r.recent}
+	next.Continued = &Continued{State: state, Recent: r.recent, Seen: r.seen.encode()}
 	return workflow.NewContinueAsNewError(ctx, ProcessRun, next)
 }

@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -518,5 +519,58 @@ func TestDetailsLinkToTheInbox(t *testing.T) {
 	}
 	if strings.Contains(details(m, time.Now(), ""), "inbox") {
 		t.Fatal("details link an inbox that is not there")
+	}
+}
+
+// TestUpdateAnsweredBeforeContinueAsNew re-sends an update id the run
+// answered in an earlier execution, whose answer it no longer holds: the
+// validator refuses it as answered before instead of applying it again.
+func TestUpdateAnsweredBeforeContinueAsNew(t *testing.T) {
+	b := setup(t)
+	b.at(time.Second, UpdateClaim, "u1", claim("check_vendor", "l1"), ok(t, "claim"))
+	b.env.RegisterDelayedCallback(func() { b.env.SetContinueAsNewSuggested(true) }, 2*time.Second)
+	b.env.ExecuteWorkflow(ProcessRun, input(t, supplierSrc))
+	var can *workflowContinueAsNew
+	if !asContinueAsNew(b.env.GetWorkflowError(), &can) {
+		t.Fatalf("workflow error %v, want continue-as-new", b.env.GetWorkflowError())
+	}
+	next := can.input
+	if seen := decodeSeen(next.Continued.Seen); !seen.has("u1") || seen.has("u2") {
+		t.Fatalf("seen ids carried %q", next.Continued.Seen)
+	}
+	// As if u1's answer had dropped out of the recent answers.
+	next.Continued.Recent = nil
+	b2 := setup(t)
+	b2.at(time.Second, UpdateClaim, "u1", claim("check_vendor", "l1"), func(_ Result, err error) {
+		var ae *temporal.ApplicationError
+		if !errors.As(err, &ae) || ae.Type() != answeredBeforeType {
+			t.Errorf("re-sent u1: %v, want %s", err, answeredBeforeType)
+		}
+	})
+	// The lease from u1 is still the run's: the claim was not applied again.
+	b2.at(2*time.Second, UpdateSubmit, "u2", submit("check_vendor", "l1", interpreter.Values{"cleared": true}), ok(t, "submit after CAN"))
+	b2.env.RegisterDelayedCallback(func() { b2.env.CancelWorkflow() }, time.Minute)
+	b2.env.ExecuteWorkflow(ProcessRun, next)
+}
+
+func TestSeenIDsAreBoundedAndSurviveEncoding(t *testing.T) {
+	var s seenSet
+	for i := range seenIDs + 10 {
+		s.add(fmt.Sprintf("id-%d", i))
+	}
+	s.add("id-20") // already there: no change of order
+	got := decodeSeen(s.encode())
+	if len(got.order) != seenIDs {
+		t.Fatalf("%d ids kept, want %d", len(got.order), seenIDs)
+	}
+	for _, id := range []string{"id-0", "id-9"} {
+		if got.has(id) {
+			t.Errorf("%s kept past the bound", id)
+		}
+	}
+	for _, id := range []string{"id-10", "id-20", fmt.Sprintf("id-%d", seenIDs+9)} {
+		if !got.has(id) {
+			t.Errorf("%s lost", id)
+		}
 	}
 }

@@ -48,15 +48,16 @@ Flags (flags win over environment variables, which win over defaults):
 
 type devConfig struct {
 	opsConfig
-	listen, oauthListen, data string
-	databaseURL, org, webhook string
-	tools                     string
-	temporalPort, uiPort      int
-	lease                     time.Duration
-	processes                 listFlag
-	roles                     roleFlag
-	evaluator                 evaluatorConfig
-	workflowCache             int
+	listen, oauthListen, data       string
+	databaseURL, org, webhook       string
+	tools                           string
+	temporalStore, temporalDatabase string
+	temporalPort, uiPort            int
+	lease                           time.Duration
+	processes                       listFlag
+	roles                           roleFlag
+	evaluator                       evaluatorConfig
+	workflowCache                   int
 }
 
 func runDev(args []string, stdout, stderr io.Writer) int {
@@ -66,7 +67,9 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 	fl.Usage = func() { fmt.Fprint(stderr, devUsage); fl.PrintDefaults() }
 	stringFlag(fl, &cfg.listen, "listen", "127.0.0.1:8080", "gateway address")
 	stringFlag(fl, &cfg.oauthListen, "oauth-listen", "127.0.0.1:8090", "loopback address of the OAuth authorization server where MCP clients sign in; empty for none")
-	stringFlag(fl, &cfg.data, "data", ".baton", "data folder: SQLite file of Temporal, PostgreSQL, keys")
+	stringFlag(fl, &cfg.data, "data", ".baton", "data folder: PostgreSQL (Baton's and Temporal's), keys, Temporal's SQLite file with --temporal-store sqlite")
+	stringFlag(fl, &cfg.temporalStore, "temporal-store", "", "where Temporal keeps its state: postgres (databases --temporal-database and --temporal-database_visibility beside Baton's) or sqlite (DATA/temporal.db); default postgres, or sqlite for a data folder that has a temporal.db")
+	stringFlag(fl, &cfg.temporalDatabase, "temporal-database", temporaldev.DefaultPostgresDatabase, "Temporal's database with --temporal-store postgres; two baton dev sharing one --database-url server need one each")
 	stringFlag(fl, &cfg.databaseURL, "database-url", "", "use this PostgreSQL instead of a private one")
 	stringFlag(fl, &cfg.org, "org", "o_default", "organization id")
 	stringFlag(fl, &cfg.webhook, "webhook", "", "URL receiving overdue notifications as JSON POSTs")
@@ -84,6 +87,10 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 	}
 	if fl.NArg() > 0 {
 		fmt.Fprintf(stderr, "baton dev: unexpected arguments %q\n", fl.Args())
+		return 2
+	}
+	if _, err := temporalStore(cfg.temporalStore, ""); err != nil {
+		fmt.Fprintf(stderr, "baton dev: %v\n", err)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -107,6 +114,10 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 			"and has no TLS. Use --listen 127.0.0.1:8080 unless you mean it; run 'baton serve' for real use.")
 	}
 	data, err := filepath.Abs(cfg.data)
+	if err != nil {
+		return err
+	}
+	store, err := temporalStore(cfg.temporalStore, data)
 	if err != nil {
 		return err
 	}
@@ -140,13 +151,18 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		return err
 	}
 
-	tsrv, err := temporaldev.Start(ctx, &temporaldev.Options{
-		DatabaseFile:     filepath.Join(data, "temporal.db"),
+	topts := &temporaldev.Options{
 		SearchAttributes: workflows.SearchAttributes,
 		FrontendPort:     cfg.temporalPort,
 		UIPort:           cfg.uiPort,
 		Logger:           log,
-	})
+	}
+	if store == storePostgres {
+		topts.PostgresURL, topts.PostgresDatabase = dbURL, cfg.temporalDatabase
+	} else {
+		topts.DatabaseFile = filepath.Join(data, sqliteFile)
+	}
+	tsrv, err := temporaldev.Start(ctx, topts)
 	if err != nil {
 		return fmt.Errorf("start Temporal: %w", err)
 	}
@@ -266,7 +282,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		opTok, _ := issuer.Issue(auth.Identity{ID: "u_ops", Kind: auth.KindOperator, Groups: []string{interpreter.DefaultOperators}}, 30*24*time.Hour)
 		fmt.Fprintf(stdout, "Check evaluator: %s\n", cfg.evaluator.describe())
 		fmt.Fprintf(stdout, "Temporal UI: %s\n", tsrv.UIAddress())
-		fmt.Fprintf(stdout, "Temporal frontend: %s (namespace %s)\n", tsrv.FrontendAddress(), tsrv.Namespace())
+		fmt.Fprintf(stdout, "Temporal frontend: %s (namespace %s, state in %s)\n", tsrv.FrontendAddress(), tsrv.Namespace(), store)
 		fmt.Fprintf(stdout, "Dev tokens (30 days; more with 'baton token --data %s'):\n", cfg.data)
 		fmt.Fprintf(stdout, "  agent a_dev:             %s\n", agentTok)
 		fmt.Fprintf(stdout, "  person dev@example.com:  %s\n", personTok)
@@ -280,6 +296,31 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		fmt.Fprintf(stdout, "Inbox: %s (people and operators sign in here)\n", inboxURL)
 		fmt.Fprintf(stdout, "MCP: %s\n", resource)
 	})
+}
+
+// Where baton dev's Temporal keeps its state (--temporal-store).
+const (
+	storePostgres = "postgres"
+	storeSQLite   = "sqlite"
+	// sqliteFile, in the data folder, is Temporal's SQLite database.
+	sqliteFile = "temporal.db"
+)
+
+// temporalStore resolves --temporal-store: as given, else PostgreSQL,
+// which takes Temporal's writes in parallel (measured faster under load),
+// unless the data folder already keeps Temporal's state in SQLite: its
+// runs stay where they are.
+func temporalStore(flag, data string) (string, error) {
+	switch flag {
+	case storePostgres, storeSQLite:
+		return flag, nil
+	case "":
+		if _, err := os.Stat(filepath.Join(data, sqliteFile)); err == nil {
+			return storeSQLite, nil
+		}
+		return storePostgres, nil
+	}
+	return "", fmt.Errorf("--temporal-store %q: want postgres or sqlite", flag)
 }
 
 // oauthStateFile, in the data folder, keeps the clients registered with the

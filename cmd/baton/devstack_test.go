@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	temporaldev "github.com/baton-run/baton/temporal-dev"
 )
 
 // devRun is one `baton dev` running in this process.
@@ -85,6 +87,7 @@ func devConfigFor(data string) devConfig {
 	return devConfig{
 		listen: "127.0.0.1:0", oauthListen: "127.0.0.1:0", data: data,
 		org: "o_default", lease: 10 * time.Minute, roles: roleFlag{}, evaluator: evaluatorConfig{def: "unsure"},
+		temporalDatabase: temporaldev.DefaultPostgresDatabase,
 	}
 }
 

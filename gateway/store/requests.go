@@ -86,6 +86,22 @@ INSERT INTO requests (org, request_id, tool, digest, result)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (org, request_id) DO UPDATE SET result = EXCLUDED.result
 WHERE requests.digest = EXCLUDED.digest AND requests.result IS NULL`
+
+	sqlReplaceAnswer = `
+UPDATE requests SET result = $4
+WHERE org = $1 AND request_id = $2 AND digest = $3 AND result IS DISTINCT FROM $4::jsonb`
+
+	// sqlRecordRunAnswer is sqlRecordAnswer for an answer published with
+	// its run's row (run $6 at seq $7): when this very transaction wrote
+	// that row, the answer replaces one of the same digest recorded by an
+	// earlier attempt of the workflow task (see UpsertRun).
+	sqlRecordRunAnswer = `
+INSERT INTO requests (org, request_id, tool, digest, result)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (org, request_id) DO UPDATE SET result = EXCLUDED.result
+WHERE requests.digest = EXCLUDED.digest AND (requests.result IS NULL OR EXISTS (
+    SELECT 1 FROM runs WHERE org = $1 AND run_id = $6 AND seq = $7
+      AND xmin = pg_current_xact_id()::xid))`
 )
 
 // AbandonAfter is how long a reservation without a result binds its
@@ -173,6 +189,23 @@ func (s *Store) RecordAnswer(ctx context.Context, q Querier, r Request) error {
 	}
 	if _, err := s.q(q).Exec(ctx, sqlRecordAnswer, r.Org, r.RequestID, r.Tool, r.Digest, []byte(r.Result)); err != nil {
 		return fmt.Errorf("store: record answer %s: %w", r.RequestID, err)
+	}
+	return nil
+}
+
+// ReplaceAnswer replaces the answer recorded under r's requestId and digest
+// with r.Result: the record of a run's write held an answer its run never
+// kept (see UpsertRun), and the run has now answered what it kept. A record
+// of another digest, or none, is left as it is.
+func (s *Store) ReplaceAnswer(ctx context.Context, q Querier, r Request) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	if r.Result == nil {
+		return fmt.Errorf("store: replace answer %s: result is nil", r.RequestID)
+	}
+	if _, err := s.q(q).Exec(ctx, sqlReplaceAnswer, r.Org, r.RequestID, r.Digest, []byte(r.Result)); err != nil {
+		return fmt.Errorf("store: replace answer %s: %w", r.RequestID, err)
 	}
 	return nil
 }
