@@ -85,7 +85,7 @@ func start(t testing.TB, o options) *baton {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c, err := temporal.NewClient(ctx, client.Options{})
+	c, err := temporal.NewClient(ctx, client.Options{DataConverter: workflows.DataConverter})
 	if err != nil {
 		t.Fatal(err)
 	}

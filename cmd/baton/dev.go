@@ -136,7 +136,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		return fmt.Errorf("start Temporal: %w", err)
 	}
 	defer func() { _ = tsrv.Stop() }()
-	c, err := tsrv.NewClient(ctx, client.Options{})
+	c, err := tsrv.NewClient(ctx, client.Options{DataConverter: workflows.DataConverter})
 	if err != nil {
 		return err
 	}

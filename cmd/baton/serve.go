@@ -82,7 +82,7 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 }
 
 func (c *serveConfig) temporalClient(ctx context.Context, log *slog.Logger) (client.Client, error) {
-	opts := client.Options{HostPort: c.temporalAddress, Namespace: c.namespace}
+	opts := client.Options{HostPort: c.temporalAddress, Namespace: c.namespace, DataConverter: workflows.DataConverter}
 	if c.tlsCert != "" || c.tlsCA != "" {
 		t := &tls.Config{ServerName: c.tlsServerName, MinVersion: tls.VersionTLS12}
 		if c.tlsCert != "" {
