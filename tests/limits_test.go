@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -81,34 +84,45 @@ func TestHeldEventsCannotBrickARun(t *testing.T) {
 	}
 }
 
-// loopSrc lets an agent escalate its step and an operator return it, as
-// often as they like: each round writes three answers that carry the run
-// data.
-const loopSrc = `---
-name: html-loop
-description: Works on a page, handing it back and forth.
-inputs:
-  page: string
-steps:
-  - id: edit
-    agent: Edit the page.
-  - id: done
-    finish: ok
----
-`
+// largestLoop is a process of gateway.MaxProcessBytes whose one agent
+// step an agent escalates and an operator returns, as often as they like.
+// Half its text is the step's instructions, which a run carries twice
+// (parsed and as canonical frontmatter), half its body, which every view
+// and claim carries; both are HTML, each <, > and & six bytes in
+// encoding/json's default escaping.
+func largestLoop(t *testing.T) string {
+	line := "<p>a &amp; b</p>" // 9 of 16 bytes escaped by default
+	head := "---\nname: html-loop\ndescription: Works on a page, handing it back and forth.\ninputs:\n  page: string\nsteps:\n  - id: edit\n    agent: |\n"
+	tail := "  - id: done\n    finish: ok\n---\n"
+	room := gateway.MaxProcessBytes - len(head) - len(tail)
+	var b strings.Builder
+	b.WriteString(head)
+	for b.Len()+len(line)+7 < len(head)+room/2 {
+		b.WriteString("      " + line + "\n")
+	}
+	b.WriteString(tail)
+	for b.Len()+len(line)+1 <= gateway.MaxProcessBytes {
+		b.WriteString(line + "\n")
+	}
+	if b.Len() > gateway.MaxProcessBytes || b.Len() < gateway.MaxProcessBytes-100 {
+		t.Fatalf("the process is %d bytes", b.Len())
+	}
+	return b.String()
+}
 
-// A run whose data is near the cap and full of HTML (each <, > and & is
-// six bytes in encoding/json's default escaping) is written to until
-// Temporal asks it to continue as new, and then continues: readable,
-// writable and to its end. Before, the answers it carried through
-// continue-as-new and its state, escaped, made an input Temporal refuses.
-func TestLargeRunContinuesAsNew(t *testing.T) {
+// The largest run there is: the largest process, run data near the cap,
+// all of it HTML, written to until Temporal asks it to continue as new
+// (each round three answers carry the run data, the body or both). It then
+// continues: readable, writable and to its end. Before, the answers it
+// carried through continue-as-new and its state, escaped, made an input
+// Temporal refuses, and the run stopped answering.
+func TestLargestRunContinuesAsNew(t *testing.T) {
 	t.Parallel()
 	b := start(t, options{})
 	agent := b.connect(agentID)
 	ops := b.connect(operatorID)
-	page := strings.Repeat("<p>a &amp; b</p>", (200<<10)/16) // 200 KiB, 9 escaped characters in 16
-	v := startSrc(t, b, b.connect(personID("mira@example.com")), loopSrc, map[string]any{"page": page})
+	page := strings.Repeat("<p>a &amp; b</p>", (200<<10)/16) // 200 KiB
+	v := startSrc(t, b, b.connect(personID("mira@example.com")), largestLoop(t), map[string]any{"page": page})
 	runID := v.Run.ID
 	ctx := context.Background()
 	first, err := b.temporal.DescribeWorkflowExecution(ctx, runID, "")
@@ -133,7 +147,21 @@ func TestLargeRunContinuesAsNew(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		continued = d.WorkflowExecutionInfo.Execution.RunId != firstRun
+		if now := d.WorkflowExecutionInfo.Execution.RunId; now != firstRun {
+			continued = true
+			// The input that carried the run over is well under the 2 MiB
+			// Temporal takes.
+			it := b.temporal.GetWorkflowHistory(ctx, runID, now, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := ev.GetWorkflowExecutionStartedEventAttributes().GetInput().Size()
+			t.Logf("continued as new after %d rounds with an input of %d bytes", round+1, size)
+			if size > 3<<19 {
+				t.Errorf("the continue-as-new input is %d bytes", size)
+			}
+		}
 	}
 	if !continued {
 		t.Fatal("the run never continued as new")
