@@ -16,8 +16,12 @@ import (
 // data full of them (an HTML page, say) would take up to six times its
 // size in every payload that carries it, and limits.runDataBytes, which
 // counts them as one byte, would not bound what a run gives Temporal.
-// Decoding is the same either way: clients with and without it read each
-// other's payloads, and recorded histories replay unchanged.
+// Much of what a run sends is JSON marshalled before it reaches the
+// converter (answers, the view, the state, a process's frontmatter), so
+// the converter also undoes those escapes in what it writes: the same
+// JSON value, shorter. Decoding is the same either way: clients with and
+// without it read each other's payloads, and recorded histories replay
+// unchanged.
 var DataConverter = converter.NewCompositeDataConverter(
 	converter.NewNilPayloadConverter(),
 	converter.NewByteSlicePayloadConverter(),
@@ -37,7 +41,7 @@ func (jsonPayloadConverter) ToPayload(value any) (*commonpb.Payload, error) {
 	if err := enc.Encode(value); err != nil {
 		return nil, fmt.Errorf("%w: %v", converter.ErrUnableToEncode, err)
 	}
-	data := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	data := unescapeHTML(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	return &commonpb.Payload{
 		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
 		Data:     data,
@@ -56,3 +60,36 @@ func (jsonPayloadConverter) ToString(payload *commonpb.Payload) string {
 }
 
 func (jsonPayloadConverter) Encoding() string { return converter.MetadataEncodingJSON }
+
+// unescapeHTML replaces the escapes \u003c, \u003e and \u0026 in the JSON
+// text b with the characters <, > and & they stand for, leaving every
+// other byte and escape as it is: the same JSON value. Outside strings
+// valid JSON has no backslash, and inside them escapes are read pairwise,
+// so the text \\u003c (a backslash, then "u003c") stays as it is.
+func unescapeHTML(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`\u00`)) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' || i+1 == len(b) {
+			out = append(out, c)
+			continue
+		}
+		if b[i+1] == 'u' && i+5 < len(b) && b[i+2] == '0' && b[i+3] == '0' {
+			if r, ok := htmlEscapes[string(bytes.ToLower(b[i+4:i+6]))]; ok {
+				out = append(out, r)
+				i += 5
+				continue
+			}
+		}
+		out = append(out, c, b[i+1])
+		i++
+	}
+	return out
+}
+
+// htmlEscapes are the escapes encoding/json writes for HTML safety, by
+// their last two hex digits.
+var htmlEscapes = map[string]byte{"3c": '<', "3e": '>', "26": '&'}
