@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,7 +42,8 @@ var fuzzIdentities = []auth.Identity{
 //
 //	go test ./gateway -run '^$' -fuzz FuzzCall -fuzztime 10m -parallel 1
 func FuzzCall(f *testing.F) {
-	b := setup(f, &Options{Logger: slog.New(slog.DiscardHandler)})
+	panics := &panicLog{}
+	b := setup(f, &Options{Logger: slog.New(panics)})
 	tools := b.g.toolNames()
 	fuzzRuns(f, b)
 	for i, tool := range tools {
@@ -65,7 +68,11 @@ func FuzzCall(f *testing.F) {
 		id := fuzzIdentities[int(who)%len(fuzzIdentities)]
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
+		panics.reset()
 		data, err := b.g.Call(ctx, id, tool, args)
+		if p := panics.reset(); p != "" {
+			t.Fatalf("%s as %s panicked (the caller got retry): %s", tool, id.ID, p)
+		}
 		var refusal *interpreter.Error
 		if err != nil && !errors.As(err, &refusal) && ctx.Err() == nil && !temporalUnreachable(err) {
 			t.Errorf("%s as %s answered an untyped error (retry to the caller): %v", tool, id.ID, err)
@@ -80,6 +87,42 @@ func FuzzCall(f *testing.F) {
 		}
 		spectest.ValidateToolResult(t, tool, out.StructuredContent)
 	})
+}
+
+// panicLog is the gateway's log in the fuzz test: it keeps what a tool's
+// panic logged, which the caller only sees as retry.
+type panicLog struct {
+	mu     sync.Mutex
+	panics []string
+}
+
+func (h *panicLog) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *panicLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "tool panicked" {
+		return nil
+	}
+	var b strings.Builder
+	r.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&b, "%s=%v\n", a.Key, a.Value)
+		return true
+	})
+	h.mu.Lock()
+	h.panics = append(h.panics, b.String())
+	h.mu.Unlock()
+	return nil
+}
+
+func (h *panicLog) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *panicLog) WithGroup(string) slog.Handler      { return h }
+
+// reset returns what was logged since the last reset and forgets it.
+func (h *panicLog) reset() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p := strings.Join(h.panics, "\n")
+	h.panics = nil
+	return p
 }
 
 // temporalUnreachable reports an error of a Temporal that does not answer.
