@@ -106,7 +106,7 @@ func start(t testing.TB, o options) *baton {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	copts := client.Options{}
+	copts := client.Options{DataConverter: workflows.DataConverter}
 	if err := telemetry.Temporal(&copts, o.metrics, o.tracing); err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func temporalClient(tb testing.TB) client.Client {
 		if dev.err != nil {
 			return
 		}
-		dev.c, dev.err = dev.srv.NewClient(ctx, client.Options{Identity: identity})
+		dev.c, dev.err = dev.srv.NewClient(ctx, client.Options{Identity: identity, DataConverter: workflows.DataConverter})
 	})
 	if dev.err != nil {
 		tb.Fatalf("start temporal-dev: %v", dev.err)

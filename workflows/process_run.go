@@ -56,9 +56,6 @@ func (t *deadlineTimer) arm(ctx workflow.Context, next time.Time, ok bool) {
 
 func (t *deadlineTimer) fired() bool { return t.future != nil && t.future.IsReady() }
 
-// recentAnswers is how many answers travel through continue-as-new.
-const recentAnswers = 64
-
 var (
 	keyProcess = temporal.NewSearchAttributeKeyKeyword(SearchProcess)
 	keyVersion = temporal.NewSearchAttributeKeyInt64(SearchVersion)
@@ -431,10 +428,7 @@ func (r *runner) answer(ctx workflow.Context, digest string, res any) (Result, e
 	out := Result{Digest: digest, Value: b}
 	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
 		r.seen.add(info.ID)
-		r.recent = append(r.recent, Answer{UpdateID: info.ID, Result: out})
-		if len(r.recent) > recentAnswers {
-			r.recent = r.recent[len(r.recent)-recentAnswers:]
-		}
+		r.recent = keepRecent(append(r.recent, Answer{UpdateID: info.ID, Result: out}))
 	}
 	return out, nil
 }
@@ -619,6 +613,9 @@ func (r *runner) continueAsNew(ctx workflow.Context) error {
 		return err
 	}
 	next := r.in
-	next.Continued = &Continued{State: state, Recent: r.recent, Seen: r.seen.encode()}
+	// The inputs are in the state's run data; a second copy would only
+	// take room in the one payload the input is.
+	next.Inputs = nil
+	next.Continued = &Continued{State: state, Recent: keepRecent(r.recent), Seen: r.seen.encode()}
 	return workflow.NewContinueAsNewError(ctx, ProcessRun, next)
 }

@@ -94,6 +94,7 @@ func setup(t *testing.T) *bundle {
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	env := suite.NewTestWorkflowEnvironment()
+	env.SetDataConverter(DataConverter)
 	env.SetStartTime(time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC))
 	rec := &recorder{}
 	env.RegisterWorkflowWithOptions(ProcessRun, workflowOptions())

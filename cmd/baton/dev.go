@@ -167,7 +167,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		return fmt.Errorf("start Temporal: %w", err)
 	}
 	defer func() { _ = tsrv.Stop() }()
-	copts := client.Options{}
+	copts := client.Options{DataConverter: workflows.DataConverter}
 	if err := telemetry.Temporal(&copts, obs.metrics, obs.tracing); err != nil {
 		return err
 	}

@@ -95,7 +95,8 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 // temporalClient connects to Temporal. The client, and the workers made
 // from it, log to log and report to obs.
 func (c *serveConfig) temporalClient(ctx context.Context, obs *observing, log *slog.Logger) (client.Client, error) {
-	opts := client.Options{HostPort: c.temporalAddress, Namespace: c.namespace, Logger: sdklog.NewStructuredLogger(log)}
+	opts := client.Options{HostPort: c.temporalAddress, Namespace: c.namespace, Logger: sdklog.NewStructuredLogger(log),
+		DataConverter: workflows.DataConverter}
 	if err := telemetry.Temporal(&opts, obs.metrics, obs.tracing); err != nil {
 		return nil, err
 	}
