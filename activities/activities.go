@@ -15,20 +15,25 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
+	"github.com/baton-run/baton/activities/downstream"
+	"github.com/baton-run/baton/activities/evaluator"
 	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/telemetry"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )
 
 // Activities are the workflow's side effects and their dependencies.
 type Activities struct {
-	store    *store.Store
-	temporal client.Client
-	opts     Options
+	store      *store.Store
+	temporal   client.Client
+	downstream *downstream.Client
+	opts       Options
 }
 
 // Options configure the activities.
@@ -46,6 +51,29 @@ type Options struct {
 	// (or to the run, InboxURL + "runs/RUN", for a step without one).
 	// Default: none.
 	InboxURL string
+	// Evaluator answers the check profile's questions (profile-check).
+	// Default: none; a run reaching a checked step then gets retry until
+	// one is configured, and publication refuses checked processes.
+	Evaluator evaluator.Evaluator
+	// Downstream calls the tools of the baton-tools-1 profile. Default:
+	// downstream.New(nil).
+	Downstream *downstream.Client
+	// Metrics, when set, is told of every read-model write that changed
+	// the read model: its lag, and the runs it shows started and ended.
+	// *telemetry.Metrics is one. Default none.
+	Metrics RunMetrics
+}
+
+// RunMetrics records what the read model's writes show.
+type RunMetrics interface {
+	// ReadModelWritten records the time from a run's change to the write
+	// that shows it.
+	ReadModelWritten(lag time.Duration)
+	// RunStarted counts a run started.
+	RunStarted(process, mode string)
+	// RunEnded counts a run ended with its outcome ("cancelled" for a
+	// cancelled run).
+	RunEnded(process, mode, outcome string)
 }
 
 // New returns the activities over a store (the read model) and a Temporal
@@ -64,6 +92,14 @@ func New(s *store.Store, c client.Client, opts *Options) (*Activities, error) {
 	if a.opts.Logger == nil {
 		a.opts.Logger = slog.Default()
 	}
+	if a.opts.Downstream == nil {
+		d, err := downstream.New(nil)
+		if err != nil {
+			return nil, err
+		}
+		a.opts.Downstream = d
+	}
+	a.downstream = a.opts.Downstream
 	return a, nil
 }
 
@@ -73,14 +109,19 @@ func (a *Activities) Register(r interface {
 }) {
 	r.RegisterActivityWithOptions(a.PublishRun, activity.RegisterOptions{Name: workflows.ActivityPublishRun})
 	r.RegisterActivityWithOptions(a.NotifyOverdue, activity.RegisterOptions{Name: workflows.ActivityNotifyOverdue})
+	r.RegisterActivityWithOptions(a.Evaluate, activity.RegisterOptions{Name: workflows.ActivityEvaluate})
+	r.RegisterActivityWithOptions(a.CallTool, activity.RegisterOptions{Name: workflows.ActivityCallTool})
 	r.RegisterActivityWithOptions(a.CancelRequest, activity.RegisterOptions{Name: workflows.ActivityCancelRequest})
 }
 
 // PublishRun writes what a run publishes after a change, in one round
 // trip: its read-model rows (l, nil when they did not change; a write
 // older than the stored one changes nothing) and the answer of the write
-// that changed it (a, nil for a change made by time or a signal).
-func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.Listing, ans *workflows.Answered) error {
+// that changed it (a, nil for a change made by time or a signal). In a
+// traced worker the write is the span "read model write".
+func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.Listing, ans *workflows.Answered) (err error) {
+	ctx, span := telemetry.Start(ctx, "read model write")
+	defer func() { telemetry.End(span, err) }()
 	var answer *store.Request
 	if ans != nil {
 		digest, err := hex.DecodeString(ans.Digest)
@@ -117,8 +158,34 @@ func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.
 			AssignedGroup: w.Group, AssignedPerson: strings.ToLower(w.Person), Handoff: w.Handoff, Item: w.Item,
 		}
 	}
-	_, err = a.store.PublishRun(ctx, nil, &row, work, answer)
+	applied, err := a.store.PublishRun(ctx, nil, &row, work, answer)
+	span.SetAttributes(attribute.String("baton.run_id", l.RunID), attribute.Int64("baton.seq", l.Seq), attribute.Bool("baton.applied", applied))
+	if err == nil && applied {
+		a.observe(l, ans)
+	}
 	return err
+}
+
+// observe tells the metrics of a write that changed the read model (an
+// older or repeated write changes nothing, so a retried write counts
+// once): the lag since the change it shows (the run's updatedAt), the
+// run's start (the write that carries start_run's answer) and its end.
+func (a *Activities) observe(l *interpreter.Listing, ans *workflows.Answered) {
+	m := a.opts.Metrics
+	if m == nil {
+		return
+	}
+	m.ReadModelWritten(time.Since(l.UpdatedAt))
+	if ans != nil && ans.Tool == workflows.ToolOf(workflows.UpdateStart) {
+		m.RunStarted(l.Process, l.Mode)
+	}
+	if interpreter.RunState(l.State).Over() {
+		outcome := l.Outcome
+		if outcome == "" {
+			outcome = l.State
+		}
+		m.RunEnded(l.Process, l.Mode, outcome)
+	}
 }
 
 // NotifyOverdue tells a step's assignee and the operators that its due

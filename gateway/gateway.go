@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,20 +50,37 @@ type Options struct {
 	// Operators is the group that receives escalations. Default
 	// interpreter.DefaultOperators.
 	Operators string
-	// Profiles are the profiles offered. Default parallel-1. check-1 is
-	// offered only with an evaluator, which this server does not have yet.
+	// Profiles are the profiles offered. Default parallel-1. Offer check-1
+	// only while the workers have an evaluator (profile-check), and
+	// baton-tools-1 only while a tool registration is stored
+	// (docs/profile-tools.md); call_tool is a tool only then.
 	Profiles []string
+	// CheckLimits are the check profile's thresholds and the evaluator's
+	// share of run data, pinned on every run started here and published in
+	// describe. Zero fields take the profile's defaults (checkPass 0.9,
+	// checkFail none, checkConfidence 0.8, checkStateBytes 65536).
+	CheckLimits interpreter.CheckLimits
 	// Secret is the master key for claim tokens and file links. Default: a
 	// random key, so tokens do not survive a restart.
 	Secret []byte
 	// FileURLTTL is how long a file link stays valid. Default 15 minutes.
 	FileURLTTL time.Duration
+	// InboxURL is the web inbox's address when one is mounted, such as
+	// https://baton.example.com/inbox/: runs link their Temporal UI
+	// details to it. Default none.
+	InboxURL string
 	// AuthServers are the issuer URLs of the OAuth authorization servers
 	// that the protected-resource metadata names (RFC 9728), where MCP
 	// clients discover how to get a token. Default none.
 	AuthServers []string
 	// Logger receives request failures. Default slog.Default().
 	Logger *slog.Logger
+	// Observe, when set, is told of every tool call, from the MCP endpoint
+	// and from Call alike: as the call starts, with its context and tool;
+	// the context it returns is the call's from then on (a trace span),
+	// and the function it returns is called once the call is answered,
+	// with the result code: "ok" or the error code. Default none.
+	Observe func(ctx context.Context, tool string) (context.Context, func(code string))
 }
 
 func (o *Options) defaults() error {
@@ -98,10 +116,14 @@ func (o *Options) defaults() error {
 		o.Profiles = []string{interpreter.ProfileParallel}
 	}
 	for _, p := range o.Profiles {
-		if p != interpreter.ProfileParallel {
-			return fmt.Errorf("gateway: profile %q is not offered by this server (only %s)", p, interpreter.ProfileParallel)
+		if p != interpreter.ProfileParallel && p != interpreter.ProfileCheck && p != interpreter.ProfileTools {
+			return fmt.Errorf("gateway: profile %q is not offered by this server (only %s, %s and %s)", p, interpreter.ProfileParallel, interpreter.ProfileCheck, interpreter.ProfileTools)
 		}
 	}
+	if err := o.CheckLimits.Validate(); err != nil {
+		return fmt.Errorf("gateway: CheckLimits: %w", err)
+	}
+	o.CheckLimits = o.CheckLimits.WithDefaults()
 	if len(o.Secret) == 0 {
 		o.Secret = make([]byte, 32)
 		if _, err := rand.Read(o.Secret); err != nil {
@@ -165,9 +187,13 @@ func New(s *store.Store, runs *workflows.Client, verify auth.Verifier, opts *Opt
 		Instructions: "Baton runs agentprocess processes. Call describe first, then get_work to find steps to claim.",
 	})
 	g.queue = newRunQueue(g.opts.WritesPerRun)
-	g.toolList = toolTable()
+	tools := slices.Contains(g.opts.Profiles, interpreter.ProfileTools)
 	g.tools = map[string]*tool{}
-	for _, t := range g.toolList {
+	for _, t := range toolTable() {
+		if t.name == interpreter.ToolCallTool && !tools {
+			continue
+		}
+		g.toolList = append(g.toolList, t)
 		g.tools[t.name] = t
 	}
 	g.addTools()

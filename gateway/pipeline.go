@@ -25,7 +25,8 @@ import (
 //  3. Check the arguments against the tool's official schema: invalid
 //     before anything else (SPEC-DECISIONS §1).
 //  4. A write reserves its requestId. One answered before replays here,
-//     from its record, whatever happened to the run since (§4).
+//     from its record, whatever happened to the run since (§4) — a run's
+//     write once the run confirms what it kept (replay.go).
 //  5. Run the tool. A write to a run is one command to its workflow,
 //     which records the answer beside its read model before it returns.
 //  6. A refused write releases its reservation, so the requestId may be
@@ -43,9 +44,11 @@ type call struct {
 	id   auth.Identity
 	args map[string]any // decoded with exact numbers
 	raw  json.RawMessage
-	// reqID and digest identify a write (SPEC-DECISIONS §5).
-	reqID  string
-	digest []byte
+	// reqID and digest identify a write (SPEC-DECISIONS §5); attempt
+	// counts its earlier tries that Temporal remembers refusing.
+	reqID   string
+	digest  []byte
+	attempt int
 }
 
 // Call runs one tool for an identity the caller has authenticated, exactly
@@ -72,9 +75,14 @@ func (g *Gateway) Call(ctx context.Context, id auth.Identity, tool string, args 
 // serve takes a call through the pipeline. A panic in a tool is the
 // server failing, never a crash: the caller gets retry.
 func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw json.RawMessage) (data any, err error) {
+	if g.opts.Observe != nil {
+		var done func(code string)
+		ctx, done = g.opts.Observe(ctx, t.name)
+		defer func() { done(resultCode(err)) }() // after the recover below
+	}
 	defer func() {
 		if p := recover(); p != nil {
-			g.opts.Logger.Error("tool panicked", "tool", t.name, "panic", p, "stack", string(debug.Stack()))
+			g.opts.Logger.ErrorContext(ctx, "tool panicked", "tool", t.name, "panic", p, "stack", string(debug.Stack()))
 			data, err = nil, errRetry
 		}
 	}()
@@ -107,21 +115,29 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 	if t.read != nil {
 		return t.read(g, ctx, c)
 	}
-	// 4. Reserve the requestId; a replay answers from its record.
+	// 4. Reserve the requestId; a replay answers from its record, once
+	// the run confirms it (replay.go).
 	c.reqID, c.digest = c.str("requestId"), digest(c)
 	stored, replay, err := g.reserve(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	if replay {
-		return t.render(g, c, stored)
+		return g.replay(ctx, c, stored)
 	}
 	// 5. Run it.
 	answer, err := g.runWrite(ctx, c)
 	if err != nil {
-		// 6. A refusal records nothing.
-		if rerr := g.store.ReleaseRequest(context.WithoutCancel(ctx), nil, c.request(nil)); rerr != nil {
-			g.opts.Logger.Warn("releasing a refused call's requestId failed", "tool", t.name, "error", rerr)
+		// 6. A refusal records nothing. One that Temporal remembers under
+		// the update id (given by the run after its validator accepted,
+		// such as a failed check) makes the next try a new attempt.
+		settle, how := g.store.ReleaseRequest, "releasing"
+		var recorded *workflows.RecordedRefusal
+		if errors.As(err, &recorded) {
+			settle, how, err = g.store.RetryRequest, "counting an attempt of", recorded.Refusal
+		}
+		if serr := settle(context.WithoutCancel(ctx), nil, c.request(nil)); serr != nil {
+			g.opts.Logger.WarnContext(ctx, how+" a refused call's requestId failed", "tool", t.name, "error", serr)
 		}
 		return nil, err
 	}
@@ -131,7 +147,20 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 		}
 	}
 	// 7. Render.
-	return t.render(g, c, answer)
+	return t.render(g, ctx, c, answer)
+}
+
+// resultCode is a call's result code as its answer says it: "ok", the
+// refusal's code, or retry for the server failing.
+func resultCode(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	var e *interpreter.Error
+	if errors.As(err, &e) {
+		return string(e.Code)
+	}
+	return string(interpreter.CodeRetry)
 }
 
 // runWrite runs a write: one command to a run's workflow, or the tool's
@@ -149,7 +178,7 @@ func (g *Gateway) runWrite(ctx context.Context, c *call) (json.RawMessage, error
 	if err != nil {
 		return nil, errRetry
 	}
-	answer, err := g.runs.Write(ctx, g.opts.Org, runID, c.reqID, hex.EncodeToString(c.digest), cmd)
+	answer, err := g.runs.Write(ctx, c.org, runID, c.reqID, c.attempt, hex.EncodeToString(c.digest), cmd)
 	release()
 	if errors.Is(err, workflows.ErrNoRun) {
 		return nil, g.runGone(ctx, runID)
@@ -184,18 +213,21 @@ func (g *Gateway) reserve(ctx context.Context, c *call) (json.RawMessage, bool, 
 		return nil, false, err
 	}
 	if created {
+		c.attempt = stored.Attempt
 		return nil, false, nil
 	}
 	if !bytes.Equal(stored.Digest, c.digest) {
 		return nil, false, conflict("This requestId was already used with other arguments or by another identity; use a new one.", interpreter.IssueRequestIDReused)
 	}
 	if stored.Result == nil {
-		// The same call is running, or died before it answered: run it
-		// again. The write underneath is idempotent by itself (Temporal's
+		c.attempt = stored.Attempt
+		// The same call is running, or died before it answered, or was
+		// refused: run it again. The write underneath is idempotent by itself (Temporal's
 		// update id, ids derived from the requestId), so both get one
 		// answer.
 		return nil, false, nil
 	}
+	c.attempt = stored.Attempt
 	return stored.Result, true, nil
 }
 

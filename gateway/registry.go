@@ -70,8 +70,13 @@ func (r *Registry) ImportDir(ctx context.Context, dir, by string) (*Draft, error
 }
 
 // MaxProcessBytes caps the size of a PROCESS.md the registry imports. The
-// specification sets no limit; a process is a page or two of text.
-const MaxProcessBytes = 1 << 20
+// specification sets no limit; a process is a page or two of text. A run
+// carries its process by value in the one payload that starts it and
+// continues it as new (where Temporal refuses past 2 MiB), its step texts
+// twice (parsed and as canonical frontmatter), and every run view and
+// claim carries its body: at 256 KiB the largest process, beside the
+// largest run, still fits.
+const MaxProcessBytes = 256 << 10
 
 // Import validates a PROCESS.md against what this server offers and makes
 // it the process's draft. folder, when not empty, must equal its name.

@@ -22,14 +22,14 @@ func (g *Gateway) describe(ctx context.Context, c *call) (any, error) {
 		"person":         map[string]any{"format": "email"},
 		"tools":          g.toolNames(),
 		"maxUploadBytes": g.opts.MaxUploadBytes,
-		// The check profile's limits are its defaults (profile-check §5);
-		// the schema wants them whether or not check-1 is offered.
+		// The check profile's limits (profile-check §5); the schema wants
+		// them whether or not check-1 is offered.
 		"limits": map[string]any{
 			"runDataBytes":    g.opts.RunDataBytes,
-			"checkPass":       0.9,
-			"checkFail":       nil,
-			"checkConfidence": 0.8,
-			"checkStateBytes": 65536,
+			"checkPass":       g.opts.CheckLimits.Pass,
+			"checkFail":       g.opts.CheckLimits.Fail,
+			"checkConfidence": g.opts.CheckLimits.Confidence,
+			"checkStateBytes": g.opts.CheckLimits.StateBytes,
 		},
 	}, nil
 }
@@ -106,7 +106,8 @@ func (g *Gateway) startRun(ctx context.Context, c *call) (json.RawMessage, error
 		Org: c.org, RequestID: c.reqID, Digest: hex.EncodeToString(c.digest),
 		Process: p, Version: pv.Version, Roles: pv.Roles, Operators: g.opts.Operators,
 		Inputs: c.object("inputs"), Mode: c.str("mode"), Starter: c.actor(),
-		Limits: interpreter.Limits{RunDataBytes: g.opts.RunDataBytes},
+		Limits:   interpreter.Limits{RunDataBytes: g.opts.RunDataBytes, Check: g.opts.CheckLimits},
+		InboxURL: g.opts.InboxURL,
 	})
 }
 

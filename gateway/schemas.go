@@ -43,6 +43,10 @@ var argumentSchemas = map[string]string{
 		`},"required":["runId","workItemId","snapshot","decision","requestId"],"additionalProperties":false}`,
 	"cancel":     `{"type":"object","properties":{"runId":{"type":"string"},"reason":{"type":"string","maxLength":4000},` + reqID + `},"required":["runId","reason","requestId"],"additionalProperties":false}`,
 	"send_event": `{"type":"object","properties":{"runId":{"type":"string"},"name":{"type":"string"},"data":` + object + `,` + reqID + `},"required":["runId","name","requestId"],"additionalProperties":false}`,
+	// call_tool is Baton's own (docs/profile-tools.md §6): no official
+	// schema, the same notation.
+	"call_tool": `{"type":"object","properties":{"token":{"type":"string"},"tool":{"type":"string","minLength":1,"maxLength":200},"arguments":` + object + `,` + reqID +
+		`},"required":["token","tool","requestId"],"additionalProperties":false}`,
 	"list_runs": `{"type":"object","properties":{"process":{"type":"string"},"state":{"type":"string","enum":["active","waiting","ended","cancelled"]},"inputs":` + object + `,` + limit +
 		`,"cursor":{"type":"string"}},"additionalProperties":false}`,
 }

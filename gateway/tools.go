@@ -33,7 +33,7 @@ type tool struct {
 	// pipeline; a run records the answers of its own writes.
 	recordsItself bool
 	// render turns a write's stored answer into the tool's data.
-	render func(g *Gateway, c *call, stored json.RawMessage) (any, error)
+	render func(g *Gateway, ctx context.Context, c *call, stored json.RawMessage) (any, error)
 }
 
 func kinds(ks ...auth.Kind) map[auth.Kind]bool {
@@ -77,6 +77,10 @@ func toolTable() []*tool {
 			command: (*Gateway).sendEvent, render: renderAsIs},
 		{name: "list_runs", description: "Runs, filtered by process, state and input values.",
 			read: (*Gateway).listRuns},
+		// The baton-tools-1 profile's own tool (docs/profile-tools.md),
+		// offered with the profile.
+		{name: interpreter.ToolCallTool, description: "Call one of your claimed step's tools (baton-tools-1): read and write tools run at once; an approval_required call waits for a person's approval of that exact call. Read the claim's extensions first.",
+			command: (*Gateway).callTool, render: renderAsIs},
 	}
 }
 
@@ -97,7 +101,7 @@ func (g *Gateway) addTools() {
 					id, _ = auth.FromTokenInfo(req.Extra.TokenInfo)
 				}
 				data, err := g.serve(ctx, t, id, req.Params.Arguments)
-				return g.result(t.name, data, err), nil
+				return g.result(ctx, t.name, data, err), nil
 			})
 	}
 }
@@ -105,19 +109,19 @@ func (g *Gateway) addTools() {
 // result wraps a tool's data or refusal in the envelope, as structured
 // content and as text. A refused call is a tool result, not a protocol
 // error.
-func (g *Gateway) result(tool string, data any, err error) *mcp.CallToolResult {
+func (g *Gateway) result(ctx context.Context, tool string, data any, err error) *mcp.CallToolResult {
 	env := envelope{OK: true, Data: data}
 	if err != nil {
 		var e *interpreter.Error
 		if !errors.As(err, &e) {
-			g.opts.Logger.Error("tool failed", "tool", tool, "error", err)
+			g.opts.Logger.ErrorContext(ctx, "tool failed", "tool", tool, "error", err)
 			e = errRetry
 		}
 		env = envelope{OK: false, Error: e}
 	}
 	b, merr := marshal(env)
 	if merr != nil {
-		g.opts.Logger.Error("encoding a tool result failed", "tool", tool, "error", merr)
+		g.opts.Logger.ErrorContext(ctx, "encoding a tool result failed", "tool", tool, "error", merr)
 		b, env.OK = []byte(`{"ok":false,"error":{"code":"retry","message":"The result could not be encoded."}}`), false
 	}
 	return &mcp.CallToolResult{

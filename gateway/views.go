@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"time"
 
@@ -31,11 +32,17 @@ func marshal(v any) ([]byte, error) {
 
 // renderView adds a short-lived url to every file evidence item of a run
 // view.
-func (g *Gateway) renderView(_ *call, stored json.RawMessage) (any, error) {
+func (g *Gateway) renderView(_ context.Context, _ *call, stored json.RawMessage) (any, error) {
 	return g.viewWithURLs(stored)
 }
 
 func (g *Gateway) viewWithURLs(raw json.RawMessage) (any, error) {
+	if !bytes.Contains(raw, []byte(`"file"`)) {
+		// No file evidence (whose kind is "file"): nothing to add, so no
+		// need to decode it. Stored answers may be spaced (jsonb), so
+		// the test looks for the word alone.
+		return raw, nil
+	}
 	var v interpreter.View
 	if err := decodeExact(raw, &v); err != nil {
 		return nil, err
@@ -46,7 +53,7 @@ func (g *Gateway) viewWithURLs(raw json.RawMessage) (any, error) {
 
 // renderClaim signs the claim's token and adds file links. Answers
 // recorded before tokens were signed on the way out hold their token.
-func (g *Gateway) renderClaim(c *call, stored json.RawMessage) (any, error) {
+func (g *Gateway) renderClaim(ctx context.Context, c *call, stored json.RawMessage) (any, error) {
 	var res struct {
 		interpreter.ClaimResult
 		Token string `json:"token"`
@@ -59,11 +66,19 @@ func (g *Gateway) renderClaim(c *call, stored json.RawMessage) (any, error) {
 	if tok == "" {
 		tok = g.tokens.Sign(c.org, res.RunID, res.StepID, res.LeaseID)
 	}
-	return res.Wire(tok), nil
+	w := res.Wire(tok)
+	if len(res.Tools) > 0 {
+		ext, err := g.toolsExtension(ctx, c.org, tok, &res.ClaimResult)
+		if err != nil {
+			return nil, err
+		}
+		w.Extensions = map[string]any{interpreter.ProfileTools: ext}
+	}
+	return w, nil
 }
 
 // renderRenew signs the renewed lease's token.
-func (g *Gateway) renderRenew(c *call, stored json.RawMessage) (any, error) {
+func (g *Gateway) renderRenew(_ context.Context, c *call, stored json.RawMessage) (any, error) {
 	var res struct {
 		interpreter.RenewResult
 		Token string `json:"token"`
@@ -79,7 +94,7 @@ func (g *Gateway) renderRenew(c *call, stored json.RawMessage) (any, error) {
 }
 
 // renderAsIs answers what was stored.
-func renderAsIs(_ *Gateway, _ *call, stored json.RawMessage) (any, error) {
+func renderAsIs(_ *Gateway, _ context.Context, _ *call, stored json.RawMessage) (any, error) {
 	return stored, nil
 }
 

@@ -33,6 +33,6 @@ func (g *Gateway) noteRefusal(ctx context.Context, runID string, cmd interpreter
 	}
 	note := interpreter.NoteRefusal{StepID: sub.StepID, LeaseID: sub.LeaseID, Issues: e.Issues}
 	if err := g.runs.NoteRefusal(ctx, runID, note); err != nil {
-		g.opts.Logger.Warn("noting a refused submission failed", "run", runID, "error", err)
+		g.opts.Logger.WarnContext(ctx, "noting a refused submission failed", "run", runID, "error", err)
 	}
 }

@@ -60,7 +60,7 @@ func DefaultCheckLimits() CheckLimits {
 // Validate reports a limit out of range, naming it and its bounds. Zero
 // values are valid: they take their defaults.
 func (l CheckLimits) Validate() error {
-	d := l.withDefaults()
+	d := l.WithDefaults()
 	switch {
 	case math.IsNaN(l.Pass) || l.Pass < 0 || l.Pass > 1:
 		return fmt.Errorf("check limits: checkPass is %v; set it between 0 and 1, or leave it 0 for %v", l.Pass, DefaultCheckPass)
@@ -74,8 +74,8 @@ func (l CheckLimits) Validate() error {
 	return nil
 }
 
-// withDefaults fills the zero limits with their defaults.
-func (l CheckLimits) withDefaults() CheckLimits {
+// WithDefaults fills the zero limits with their defaults.
+func (l CheckLimits) WithDefaults() CheckLimits {
 	if l.Pass <= 0 {
 		l.Pass = DefaultCheckPass
 	}
@@ -209,7 +209,7 @@ func NewCheckRequest(p *Process, s *Step, data *Data, sub Submission, limits Che
 	if s.Check == nil || len(s.Check.Questions) == 0 {
 		return nil, fmt.Errorf("check request: step %q has no check", s.ID)
 	}
-	l := limits.withDefaults()
+	l := limits.WithDefaults()
 	rd, err := checkRunData(p, data, l.StateBytes)
 	if err != nil {
 		return nil, fmt.Errorf("check request for step %q: %w", s.ID, err)
@@ -547,7 +547,7 @@ func JudgeCheck(s *Step, r *CheckRequest, a *CheckAnswers, limits CheckLimits, n
 	if err := ValidateCheckAnswers(r, a); err != nil {
 		return nil, nil, err
 	}
-	l := limits.withDefaults()
+	l := limits.WithDefaults()
 	v := &CheckVerdict{
 		Verdict:   VerdictPass,
 		Advisory:  s.Advisory,
@@ -654,7 +654,7 @@ func CheckIssues(s *Step, v *CheckVerdict, limits CheckLimits) []string {
 	if v == nil {
 		return nil
 	}
-	l := limits.withDefaults()
+	l := limits.WithDefaults()
 	var lines []string
 	for i, r := range v.Questions {
 		if r.Result != VerdictFail {

@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -38,6 +39,11 @@ type ClaimResult struct {
 	Handoff   *Handoff  `json:"handoff"`
 	Body      string    `json:"body"`
 	Data      *Data     `json:"data"`
+	// Tools and Journal are the step's tools and its journal, for the
+	// baton-tools-1 extension the host renders; empty for a step without
+	// tools.
+	Tools   []ToolUse      `json:"tools,omitempty"`
+	Journal []JournalEntry `json:"journal,omitempty"`
 }
 
 func (c Claim) apply(m *Machine, now time.Time) (any, error) {
@@ -70,9 +76,12 @@ func (c Claim) apply(m *Machine, now time.Time) (any, error) {
 	sr.State = StepClaimed
 	sr.Lease = &Lease{ID: c.LeaseID, Holder: c.Actor.ID, ExpiresAt: exp}
 	sr.Progress = ""
+	if len(s.Tools) > 0 {
+		m.stepTools(s.ID).Claims++
+	}
 	m.refreshState()
 	m.touch(now)
-	return &ClaimResult{
+	res := &ClaimResult{
 		RunID:     m.run.ID,
 		StepID:    s.ID,
 		LeaseID:   c.LeaseID,
@@ -81,8 +90,12 @@ func (c Claim) apply(m *Machine, now time.Time) (any, error) {
 		Step:      claimStep(s, m.proc),
 		Handoff:   handoffView(sr.Handoff),
 		Body:      m.proc.Body,
-		Data:      &m.run.Data,
-	}, nil
+		Data:      m.shownData(),
+	}
+	if len(s.Tools) > 0 {
+		res.Tools, res.Journal = s.Tools, m.Journal(s.ID)
+	}
+	return res, nil
 }
 
 func claimStep(s *Step, p *Process) ClaimStep {
@@ -193,11 +206,18 @@ func (c Submit) apply(m *Machine, now time.Time) (any, error) {
 	if err := m.live(now); err != nil {
 		return nil, err
 	}
-	s, _, err := m.leased(c.StepID, c.LeaseID, c.Actor)
+	s, sr, err := m.leased(c.StepID, c.LeaseID, c.Actor)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.accept(s, c.Submission, true, c.Actor.ID, now); err != nil {
+	if sr.Checking != "" {
+		return nil, errBeingChecked()
+	}
+	if s.Check != nil {
+		// The objective rules first; a check follows (checking.go).
+		return m.startCheck(s, sr, nil, c.Submission, true, c.Actor.ID, now)
+	}
+	if err := m.accept(s, c.Submission, true, c.Actor.ID, nil, now); err != nil {
 		return nil, err
 	}
 	m.refreshState()
@@ -208,7 +228,7 @@ func (c Submit) apply(m *Machine, now time.Time) (any, error) {
 // accept applies the acceptance rules of spec §6 rule 3 and, when every
 // rule holds, completes the step and moves on. Otherwise it returns
 // not_accepted with every issue; the caller discards the changed state.
-func (m *Machine) accept(s *Step, sub Submission, needSummary bool, by string, now time.Time) error {
+func (m *Machine) accept(s *Step, sub Submission, needSummary bool, by string, check json.RawMessage, now time.Time) error {
 	var issues []string
 	output := sub.Output
 	if output == nil {
@@ -276,7 +296,7 @@ func (m *Machine) accept(s *Step, sub Submission, needSummary bool, by string, n
 		issues = append(issues, "summary: missing")
 	}
 
-	rec := &Record{Output: output, By: by, At: stamp(now)}
+	rec := &Record{Output: output, Check: check, By: by, At: stamp(now)}
 	if len(sub.Evidence) > 0 {
 		rec.Evidence = evidence
 	}
@@ -392,6 +412,8 @@ type ClaimWire struct {
 	Handoff   *Handoff  `json:"handoff"`
 	Body      string    `json:"body"`
 	Data      *Data     `json:"data"`
+	// Extensions holds what a server profile adds, by profile name.
+	Extensions map[string]any `json:"extensions,omitempty"`
 }
 
 // Wire returns the tools.md shape of the result with the signed token.

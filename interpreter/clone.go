@@ -21,9 +21,24 @@ func (r *Run) clone() *Run {
 	c.Items = make([]*Item, len(r.Items))
 	for i, it := range r.Items {
 		x := *it
+		if it.Escalation != nil {
+			e := *it.Escalation
+			x.Escalation = &e
+		}
 		c.Items[i] = &x
 	}
 	c.Held = slices.Clip(slices.Clone(r.Held))
+	if r.Tools != nil {
+		c.Tools = make(map[string]*StepTools, len(r.Tools))
+		for id, st := range r.Tools {
+			x := StepTools{Claims: st.Claims, Sending: slices.Clip(slices.Clone(st.Sending)), Journal: make([]*JournalEntry, len(st.Journal))}
+			for i, e := range st.Journal {
+				je := *e
+				x.Journal[i] = &je
+			}
+			c.Tools[id] = &x
+		}
+	}
 	c.Data.Steps = make(map[string]*StepData, len(r.Data.Steps))
 	for id, d := range r.Data.Steps {
 		c.Data.Steps[id] = &StepData{Record: d.Record, History: slices.Clip(slices.Clone(d.History))}

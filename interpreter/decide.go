@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -70,6 +71,9 @@ func (c Decide) apply(m *Machine, now time.Time) (any, error) {
 	if it != nil && !it.Open {
 		return nil, refuse(CodeConflict, fmt.Sprintf("Work item %s was already decided.", it.ID), IssueAlreadyDecided)
 	}
+	if it != nil && it.Checking != "" {
+		return nil, errBeingChecked()
+	}
 	if it == nil {
 		return nil, refuse(CodeNotFound, fmt.Sprintf("Run %s has no work item %q.", m.run.ID, c.WorkItemID))
 	}
@@ -84,9 +88,35 @@ func (c Decide) apply(m *Machine, now time.Time) (any, error) {
 	}
 	s, sr := m.stepRun(it.StepID)
 	by := c.Actor.ID
+	if it.Call != "" {
+		if err := m.decideCall(s, sr, it, c, now); err != nil {
+			return nil, err
+		}
+		m.refreshState()
+		m.touch(now)
+		return m.View(now), nil
+	}
+	var check json.RawMessage
+	if it.Escalation != nil {
+		// A check's unsure verdict goes with the escalation's outcome:
+		// into the record when a person completes the step, into the
+		// handoff when they return it (profile-check §3).
+		check = it.Escalation.Check
+		sr.PendingCheck = nil
+	}
 	switch c.Decision {
 	case DecisionCompleted:
-		if err := m.accept(s, c.Submission, false, by, now); err != nil {
+		sub := c.Submission
+		if it.Escalation != nil && it.Escalation.Candidate != nil && sub.Output == nil {
+			// completed without output takes the held candidate (tools.md).
+			sub = candidateSubmission(it.Escalation.Candidate, sub)
+		}
+		if it.Kind == ItemTask && s.Check != nil {
+			// A person's ordinary task completion is checked; an
+			// escalated step completed by a person is not.
+			return m.startCheck(s, sr, it, sub, false, by, now)
+		}
+		if err := m.accept(s, sub, false, by, check, now); err != nil {
 			return nil, err
 		}
 	case DecisionApproved:
@@ -108,6 +138,10 @@ func (c Decide) apply(m *Machine, now time.Time) (any, error) {
 			sr.Handoff = &Handoff{}
 		}
 		sr.Handoff.Returned = &Returned{Note: *c.Note, By: by, At: stamp(now)}
+		if len(check) > 0 {
+			sr.Handoff.Check = check
+			sr.Handoff.Issues = checkLines(s, check, m.run.Limits.Check)
+		}
 		if s.Kind == KindTask {
 			a, fail := m.assignee(s)
 			if fail != "" {
@@ -145,8 +179,13 @@ func hasString(list []string, v string) bool {
 // assigned reports whether the actor may decide the item: a member of its
 // group, the person it names, or, for escalations, any operator.
 func (m *Machine) assigned(it *Item, a Actor) bool {
-	if it.Kind == ItemEscalation && a.Kind == ActorOperator {
+	if (it.Kind == ItemEscalation || it.Kind == ItemCallOutcome) && a.Kind == ActorOperator {
 		return true
+	}
+	if it.Kind == ItemCallApproval {
+		// The step's approvers and, when both name some, the
+		// registration's too (profile-tools §3).
+		return ResolvedTool{Approvers: it.Approvers, Floor: it.Floor}.MayApprove(a.Groups)
 	}
 	if it.AssignedTo.Group != "" {
 		return a.inGroup(it.AssignedTo.Group)

@@ -3,6 +3,7 @@ package interpreter
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Code is one of the error codes of spec §4.3.
@@ -44,8 +45,42 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s (%s)", e.Code, e.Message, strings.Join(e.Issues, "; "))
 }
 
+// Bounds of one refusal. A call can have as many problems as its
+// arguments have fields, and a field name as long as its request; the
+// refusal travels through Temporal and into the next attempt's handoff, so
+// it is kept far below what one payload may carry. Past MaxIssues the
+// last issue says how many more there were; a longer issue or message is
+// cut short with "…".
+const (
+	MaxIssues       = 100
+	MaxIssueBytes   = 300
+	MaxMessageBytes = 4000
+)
+
 func refuse(code Code, message string, issues ...string) *Error {
-	return &Error{Code: code, Message: message, Issues: issues}
+	var kept []string
+	for i, s := range issues {
+		if i == MaxIssues-1 && len(issues) > MaxIssues {
+			kept = append(kept, fmt.Sprintf("issues: %d more not shown", len(issues)-i))
+			break
+		}
+		kept = append(kept, cut(s, MaxIssueBytes))
+	}
+	return &Error{Code: code, Message: cut(message, MaxMessageBytes), Issues: kept}
+}
+
+// cut shortens s to at most n bytes, ending in "…" when it was longer,
+// without splitting a character.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const ellipsis = "…"
+	end := n - len(ellipsis)
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + ellipsis
 }
 
 func errRunEnded() *Error {

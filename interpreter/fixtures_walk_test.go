@@ -17,14 +17,17 @@ var machineVariants = []drivetest.Variant{
 }
 
 // Every conformance fixture walks to a finish on the machine alone, in
-// every variant. vendor-check is among them: the machine takes a check
-// step's submission as it takes any agent step's, and evaluating the
-// check is its host's part.
+// every variant. vendor-check is among them: its check step's submission
+// asks for a check (CheckNeeded), the driver asks an evaluator that passes
+// every question, as the workflow asks its activity, and applies the
+// answers (CheckDone).
 func TestFixturesWalkOnTheMachine(t *testing.T) {
 	names := drivetest.Fixtures(t, nil)
 	procs := drivetest.Processes(t, names)
 	drivetest.Run(t, drivetest.Layer{
-		New:      func(t *testing.T) drive.Driver { return drive.NewMachine(procs, nil) },
+		New: func(t *testing.T) drive.Driver {
+			return drive.NewMachine(procs, &drive.MachineOptions{Evaluator: drivetest.Passing(procs)})
+		},
 		Fixtures: names,
 		Variants: machineVariants,
 		After: func(t *testing.T, w drivetest.Walked) {

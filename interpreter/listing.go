@@ -71,8 +71,12 @@ func (m *Machine) Listing(now time.Time) (*Listing, error) {
 			return nil, err
 		}
 		_, sr := m.stepRun(w.StepID)
+		due, kind := sr.Due, string(it.Kind)
+		if it.Call != "" {
+			due, kind = it.Due, w.Kind
+		}
 		lw := ListingWork{
-			StepID: w.StepID, WorkItemID: w.ID, Kind: string(it.Kind), ReadySince: it.Since, Due: sr.Due,
+			StepID: w.StepID, WorkItemID: w.ID, Kind: kind, ReadySince: it.Since, Due: due,
 			Overdue: w.Overdue, Group: it.AssignedTo.Group, Person: it.AssignedTo.Person, Item: b,
 		}
 		if w.Handoff != nil {

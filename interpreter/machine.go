@@ -167,7 +167,7 @@ func (m *Machine) tick(now time.Time) bool {
 			s := m.proc.Steps[i]
 			// A lease ending and a due time passing show in the view from
 			// their deadline on (see View), so they are stamped with it.
-			if sr.State == StepClaimed && sr.Lease != nil && !now.Before(sr.Lease.ExpiresAt) {
+			if sr.State == StepClaimed && sr.Lease != nil && sr.Checking == "" && !now.Before(sr.Lease.ExpiresAt) {
 				m.changedAt(sr.Lease.ExpiresAt)
 				m.expireLease(sr)
 				changed = true
@@ -189,10 +189,31 @@ func (m *Machine) tick(now time.Time) bool {
 			break
 		}
 	}
+	if !m.run.State.Over() {
+		for _, it := range m.run.Items {
+			// A call's approval SLA (profile-tools §4.4).
+			if it.Open && it.Due != nil && !it.Overdue && !now.Before(*it.Due) {
+				it.Overdue = true
+				m.changedAt(*it.Due)
+				m.notifyItemOverdue(it)
+				changed = true
+			}
+		}
+	}
 	if changed {
 		m.refreshState()
 	}
 	return changed
+}
+
+// notifyItemOverdue asks the host to notify an item's assignees and the
+// operators that its own due time passed.
+func (m *Machine) notifyItemOverdue(it *Item) {
+	if m.run.Mode == ModeTest {
+		return
+	}
+	a := it.AssignedTo
+	m.effects = append(m.effects, Effect{Kind: EffectOverdue, RunID: m.run.ID, StepID: it.StepID, WorkItemID: it.ID, AssignedTo: &a, Operators: m.run.Operators, Due: *it.Due})
 }
 
 func (m *Machine) expireLease(sr *StepRun) {
@@ -262,7 +283,7 @@ func (m *Machine) NextDeadline() (time.Time, bool) {
 		return best, false
 	}
 	for _, sr := range m.run.Steps {
-		if sr.State == StepClaimed && sr.Lease != nil {
+		if sr.State == StepClaimed && sr.Lease != nil && sr.Checking == "" {
 			consider(sr.Lease.ExpiresAt)
 		}
 		if sr.State.Open() && sr.Due != nil && !sr.Overdue {
@@ -270,6 +291,11 @@ func (m *Machine) NextDeadline() (time.Time, bool) {
 		}
 		if sr.State == StepWaiting && sr.Timer != nil {
 			consider(*sr.Timer)
+		}
+	}
+	for _, it := range m.run.Items {
+		if it.Open && it.Due != nil && !it.Overdue {
+			consider(*it.Due)
 		}
 	}
 	return best, found
@@ -588,9 +614,10 @@ func (m *Machine) openNewItem(stepID string, kind ItemKind, a Assignee, esc *Esc
 	return it
 }
 
-// Snapshot is the hash of the run data as it is now (spec §3.4).
+// Snapshot is the hash of the run data as it is now (spec §3.4), as the
+// tools show it.
 func (m *Machine) Snapshot() string {
-	b, _ := json.Marshal(&m.run.Data)
+	b, _ := json.Marshal(m.shownData())
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
 }

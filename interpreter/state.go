@@ -84,10 +84,13 @@ func (a Actor) inGroup(g string) bool {
 	return false
 }
 
-// Limits are the server limits a run is held to.
+// Limits are the server limits a run is held to, pinned at start.
 type Limits struct {
 	// RunDataBytes caps the compact JSON size of run data. Default 262144.
 	RunDataBytes int `json:"runDataBytes"`
+	// Check holds the check profile's thresholds and the evaluator's view
+	// of run data. Zero fields take the profile's defaults.
+	Check CheckLimits `json:"check,omitzero"`
 }
 
 // DefaultRunDataBytes is the default run-data cap.
@@ -171,11 +174,15 @@ type Lease struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
-// Escalation is an agent's hand-over of its step to people.
+// Escalation is an agent's hand-over of its step to people, or a check's
+// when it was unsure (profile-check §3): then Check holds the verdict and
+// Candidate the submission it held.
 type Escalation struct {
-	Note string `json:"note"`
-	By   string `json:"by"`
-	At   string `json:"at"`
+	Note      string          `json:"note"`
+	By        string          `json:"by"`
+	At        string          `json:"at"`
+	Check     json.RawMessage `json:"check,omitempty"`
+	Candidate *Record         `json:"candidate,omitempty"`
 }
 
 // Assignee is who may decide a work item: a group or one person.
@@ -194,13 +201,24 @@ const (
 	ItemEscalation ItemKind = "escalation"
 )
 
-// Decisions a work item accepts (tools.md, SPEC-DECISIONS §24).
+// The work items of the baton-tools-1 profile (docs/profile-tools.md): the
+// approval of a call, and the question whether a call whose outcome is
+// unknown happened. On the wire they are an approve and a task.
+const (
+	ItemCallApproval ItemKind = "call_approval"
+	ItemCallOutcome  ItemKind = "call_outcome"
+)
+
+// Decisions a work item accepts (tools.md, SPEC-DECISIONS §24,
+// profile-tools §4.2 and §6.4).
 func (k ItemKind) Decisions() []string {
 	switch k {
-	case ItemTask:
+	case ItemTask, ItemCallOutcome:
 		return []string{DecisionCompleted, DecisionFailed}
 	case ItemApprove:
 		return []string{DecisionApproved, DecisionRejected, DecisionFailed}
+	case ItemCallApproval:
+		return []string{DecisionApproved, DecisionRejected}
 	default:
 		return []string{DecisionReturned, DecisionCompleted, DecisionFailed}
 	}
@@ -225,6 +243,19 @@ type Item struct {
 	Escalation *Escalation `json:"escalation,omitempty"`
 	Since      time.Time   `json:"since"`
 	Open       bool        `json:"open"`
+	// Checking names the check in flight on a decision of this item.
+	Checking string `json:"checking,omitempty"`
+	// Call is the digest of the call an item of the tools profile is
+	// about; Approvers and Floor who may approve it (ResolvedTool); Due
+	// its approval SLA; Why and SentAt what an unknown outcome's item
+	// says.
+	Call      string     `json:"call,omitempty"`
+	Approvers []string   `json:"approvers,omitempty"`
+	Floor     []string   `json:"floor,omitempty"`
+	Due       *time.Time `json:"due,omitempty"`
+	Overdue   bool       `json:"overdue,omitempty"`
+	Why       string     `json:"why,omitempty"`
+	SentAt    string     `json:"sentAt,omitempty"`
 }
 
 // Step is the run-time state of one step of the process.
@@ -249,6 +280,12 @@ type StepRun struct {
 	// Joined lists the branch entries of a parallel step whose branch has
 	// reached join.
 	Joined []string `json:"joined,omitempty"`
+	// Checking names the check in flight on a submission of this step:
+	// while it is, the lease does not run out and other submissions wait.
+	Checking string `json:"checking,omitempty"`
+	// PendingCheck is an unsure verdict waiting on a person; run data
+	// shows it as steps.<id>.check meanwhile (profile-check §3).
+	PendingCheck json.RawMessage `json:"pendingCheck,omitempty"`
 }
 
 // HeldEvent is an event delivered before (or without) its wait.
@@ -290,4 +327,8 @@ type Run struct {
 	Items    []*Item      `json:"items,omitempty"`
 	Held     []*HeldEvent `json:"held,omitempty"`
 	NextItem int          `json:"nextItem"`
+	// NextCheck numbers checks in flight.
+	NextCheck int `json:"nextCheck,omitempty"`
+	// Tools holds, by step id, the baton-tools-1 profile's journal.
+	Tools map[string]*StepTools `json:"tools,omitempty"`
 }

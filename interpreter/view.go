@@ -121,7 +121,7 @@ func (m *Machine) View(now time.Time) *View {
 			State: string(r.State), Ended: r.Ended, StartedBy: r.StartedBy.ID,
 			StartedAt: stamp(r.StartedAt), UpdatedAt: stamp(m.updatedAt(now)),
 		},
-		Data:      &r.Data,
+		Data:      m.shownData(),
 		Steps:     make([]StepView, len(r.Steps)),
 		WorkItems: m.WorkItems(now),
 		Body:      m.proc.Body,
@@ -146,6 +146,40 @@ func (m *Machine) View(now time.Time) *View {
 	return v
 }
 
+// shownData is run data as the tools show it: the run's own, with an
+// unsure verdict waiting on a person shown as steps.<id>.check
+// (profile-check §3). It shares what it does not change.
+func (m *Machine) shownData() *Data {
+	var d *Data
+	for _, sr := range m.run.Steps {
+		if len(sr.PendingCheck) == 0 {
+			continue
+		}
+		if d == nil {
+			d = &Data{Inputs: m.run.Data.Inputs, Steps: make(map[string]*StepData, len(m.run.Data.Steps)+1)}
+			for id, sd := range m.run.Data.Steps {
+				d.Steps[id] = sd
+			}
+		}
+		sd := StepData{History: []*Record{}}
+		rec := &Record{}
+		if cur := m.run.Data.Steps[sr.ID]; cur != nil {
+			sd.History = cur.History
+			if cur.Record != nil {
+				c := *cur.Record
+				rec = &c
+			}
+		}
+		rec.Check = sr.PendingCheck
+		sd.Record = rec
+		d.Steps[sr.ID] = &sd
+	}
+	if d == nil {
+		return &m.run.Data
+	}
+	return d
+}
+
 // updatedAt is when what the view shows last changed, as of now: the
 // run's own stamp, or a lease end or due time that has passed since and
 // that the view already reflects before Tick records it.
@@ -160,7 +194,7 @@ func (m *Machine) updatedAt(now time.Time) time.Time {
 		return t
 	}
 	for _, sr := range m.run.Steps {
-		if sr.State == StepClaimed && sr.Lease != nil {
+		if sr.State == StepClaimed && sr.Lease != nil && sr.Checking == "" {
 			later(sr.Lease.ExpiresAt)
 		}
 		if sr.State.Open() && sr.Due != nil && !sr.Overdue {
@@ -173,7 +207,7 @@ func (m *Machine) updatedAt(now time.Time) time.Time {
 // effectiveState is a step's state at now: a claim whose lease has run out
 // shows ready even before Tick has run.
 func (m *Machine) effectiveState(sr *StepRun, now time.Time) StepState {
-	if sr.State == StepClaimed && sr.Lease != nil && !now.Before(sr.Lease.ExpiresAt) {
+	if sr.State == StepClaimed && sr.Lease != nil && sr.Checking == "" && !now.Before(sr.Lease.ExpiresAt) {
 		return StepReady
 	}
 	return sr.State
@@ -215,6 +249,12 @@ func (m *Machine) workItem(it *Item, snap string, now time.Time) WorkItem {
 		d := stamp(*sr.Due)
 		w.Due = &d
 		w.Overdue = sr.Overdue || !now.Before(*sr.Due)
+	}
+	if it.Call != "" {
+		m.callItemView(&w, it)
+		if it.Due != nil && !now.Before(*it.Due) {
+			w.Overdue = true
+		}
 	}
 	if m.run.Mode == ModeTest {
 		w.Mode = ModeTest

@@ -2,11 +2,16 @@
 // for `baton dev` and for tests.
 //
 // The server keeps its state in SQLite: in a file, so runs survive a restart,
-// or in memory, so a test starts from nothing. It serves the Temporal frontend
-// (gRPC) on a loopback port, optionally the Temporal Web UI beside it, creates
-// its namespace, and registers Baton's search attributes (and any others asked
-// for) on every start, since an existing SQLite file ignores search attributes
-// given only at creation.
+// or in memory, so a test starts from nothing. Or it keeps it in PostgreSQL
+// (Options.PostgresURL), in two databases of its own with Temporal's SQL
+// schema, set up or updated on every start: PostgreSQL takes writes in
+// parallel where SQLite serialises them on one connection, and the state
+// outlives the process, so the server can run as a process of its own
+// beside Baton's (`baton temporal`). It serves the Temporal frontend (gRPC)
+// on a loopback port, optionally the Temporal Web UI beside it, creates its
+// namespace, and registers Baton's search attributes (and any others asked
+// for) through the operator API on every start, since an existing database
+// ignores search attributes given only at creation.
 //
 //	srv, err := temporaldev.Start(ctx, &temporaldev.Options{
 //		DatabaseFile: "baton-dev.db",

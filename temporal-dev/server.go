@@ -58,8 +58,24 @@ type Options struct {
 	// DatabaseFile is the SQLite file that holds the server's state. It is
 	// created, with the schema, when it does not exist; its folder must.
 	// Default "": the state lives in memory, under a name unique to this
-	// server, and is gone when the process ends.
+	// server, and is gone when the process ends (unless PostgresURL is set).
 	DatabaseFile string
+
+	// PostgresURL, when set, keeps the server's state in PostgreSQL instead
+	// of SQLite: a postgres://USER[:PASSWORD]@HOST:PORT[/DATABASE][?PARAMS]
+	// URL. The server uses two databases of its own, PostgresDatabase and
+	// PostgresDatabase + "_visibility", created from DATABASE (default
+	// "postgres") when missing, with Temporal's SQL schema set up in a new
+	// one and updated to this server's version on every start. Unlike
+	// SQLite's one connection, PostgreSQL takes the server's writes in
+	// parallel, and several processes may use one PostgreSQL in turn.
+	// Excludes DatabaseFile. Default "": SQLite.
+	PostgresURL string
+
+	// PostgresDatabase names the databases of a server on PostgresURL.
+	// Default DefaultPostgresDatabase ("temporal", so "temporal" and
+	// "temporal_visibility"). Letters, digits and underscores, at most 52.
+	PostgresDatabase string
 
 	// IP is the address the frontend and the UI listen on. Default
 	// "127.0.0.1". The server's internal services always listen on loopback.
@@ -157,17 +173,16 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 	}
 	frontend := net.JoinHostPort(host, strconv.Itoa(frontendPort))
 
-	sqlConf, err := prepareDatabase(o.DatabaseFile, o.Namespace, o.Retention, attrs)
-	if err != nil {
-		return nil, err
-	}
-	conf := serverConfig(o.IP, frontendPort, frontend, internal, sqlConf)
-
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	srvLogger := newServerLogger(o.Logger)
+	persistence, where, err := prepareStore(o, attrs, srvLogger)
+	if err != nil {
+		return nil, err
+	}
+	conf := serverConfig(o.IP, frontendPort, frontend, internal, persistence)
 	srv, err := newServer(conf, frontend, internal, srvLogger)
 	if err != nil {
 		return nil, err
@@ -191,12 +206,8 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 		}
 		s.ui = ui
 	}
-	db := o.DatabaseFile
-	if db == "" {
-		db = "(memory)"
-	}
 	logger.Info("temporal dev server started", "frontend", frontend, "ui", s.UIAddress(),
-		"namespace", o.Namespace, "database", db, "took", time.Since(begin).Round(time.Millisecond))
+		"namespace", o.Namespace, "database", where, "took", time.Since(begin).Round(time.Millisecond))
 	return s, nil
 }
 
@@ -231,7 +242,73 @@ func (o *Options) withDefaults() (Options, error) {
 	if d.UIPort > 0 && d.UIPort == d.FrontendPort {
 		return d, fmt.Errorf("temporaldev: Options.UIPort and Options.FrontendPort are both %d", d.UIPort)
 	}
+	if d.PostgresURL == "" {
+		if d.PostgresDatabase != "" {
+			return d, errors.New("temporaldev: Options.PostgresDatabase is set but Options.PostgresURL is not")
+		}
+		return d, nil
+	}
+	if d.DatabaseFile != "" {
+		return d, errors.New("temporaldev: Options.DatabaseFile and Options.PostgresURL are both set; give one")
+	}
+	if d.PostgresDatabase == "" {
+		d.PostgresDatabase = DefaultPostgresDatabase
+	}
+	if !validDatabaseName(d.PostgresDatabase) {
+		return d, fmt.Errorf("temporaldev: Options.PostgresDatabase %q: use letters, digits and underscores, at most %d, starting with a letter", d.PostgresDatabase, maxDatabaseName)
+	}
 	return d, nil
+}
+
+// maxDatabaseName leaves room for the visibility database's suffix within
+// PostgreSQL's 63 bytes.
+const maxDatabaseName = 63 - len(visibilitySuffix)
+
+func validDatabaseName(name string) bool {
+	if name == "" || len(name) > maxDatabaseName {
+		return false
+	}
+	for i, r := range name {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || r != '_' && (r < '0' || r > '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+// prepareStore readies the store the options name, PostgreSQL or SQLite,
+// and returns the server's persistence configuration and, for the log,
+// where the state lives.
+func prepareStore(o Options, attrs map[string]enums.IndexedValueType, logger *serverLogger) (config.Persistence, string, error) {
+	if o.PostgresURL != "" {
+		main, vis, err := preparePostgres(o, attrs, logger)
+		if err != nil {
+			return config.Persistence{}, "", err
+		}
+		const mainStore, visStore = "postgres-default", "postgres-visibility"
+		return config.Persistence{
+			DefaultStore:     mainStore,
+			VisibilityStore:  visStore,
+			NumHistoryShards: postgresHistoryShards,
+			DataStores:       map[string]config.DataStore{mainStore: {SQL: main}, visStore: {SQL: vis}},
+		}, fmt.Sprintf("PostgreSQL %s, databases %s and %s", main.ConnectAddr, main.DatabaseName, vis.DatabaseName), nil
+	}
+	sqlConf, err := prepareDatabase(o.DatabaseFile, o.Namespace, o.Retention, attrs)
+	if err != nil {
+		return config.Persistence{}, "", err
+	}
+	const store = "sqlite-default"
+	where := o.DatabaseFile
+	if where == "" {
+		where = "(memory)"
+	}
+	return config.Persistence{
+		DefaultStore:     store,
+		VisibilityStore:  store,
+		NumHistoryShards: 1,
+		DataStores:       map[string]config.DataStore{store: {SQL: sqlConf}},
+	}, where, nil
 }
 
 // prepareDatabase returns the SQLite configuration, creating the schema for a
@@ -264,21 +341,32 @@ func prepareDatabase(file, ns string, retention time.Duration, attrs map[string]
 			return nil, fmt.Errorf("temporaldev: Options.DatabaseFile %q: %w", file, err)
 		}
 	}
-	nsConf, err := sqliteschema.NewNamespaceConfig(clusterName, ns, false, attrs)
-	if err != nil {
-		return nil, fmt.Errorf("temporaldev: namespace %q: %w", ns, err)
-	}
-	nsConf.Detail.Config.Retention = durationpb.New(retention)
-	if err := sqliteschema.CreateNamespaces(sqlConf, nsConf); err != nil {
-		return nil, fmt.Errorf("temporaldev: create namespace %q in %s: %w", ns, sqlConf.DatabaseName, err)
+	if err := createNamespace(sqlConf, ns, retention, attrs); err != nil {
+		return nil, err
 	}
 	return sqlConf, nil
 }
 
+// createNamespace writes the namespace, with its search attributes and
+// retention, into the store's database when it has no namespace of that
+// name, so the server serves it from its first moment. (The function the
+// server module offers for this lives in its SQLite package but writes
+// through any SQL plugin.)
+func createNamespace(sqlConf *config.SQL, ns string, retention time.Duration, attrs map[string]enums.IndexedValueType) error {
+	nsConf, err := sqliteschema.NewNamespaceConfig(clusterName, ns, false, attrs)
+	if err != nil {
+		return fmt.Errorf("temporaldev: namespace %q: %w", ns, err)
+	}
+	nsConf.Detail.Config.Retention = durationpb.New(retention)
+	if err := sqliteschema.CreateNamespaces(sqlConf, nsConf); err != nil {
+		return fmt.Errorf("temporaldev: create namespace %q in %s: %w", ns, sqlConf.DatabaseName, err)
+	}
+	return nil
+}
+
 // serverConfig is the static configuration of a single-host server: the
 // frontend on ip:frontendPort, history, matching and worker on loopback.
-func serverConfig(ip string, frontendPort int, frontend string, internal []int, sqlConf *config.SQL) *config.Config {
-	const store = "sqlite-default"
+func serverConfig(ip string, frontendPort int, frontend string, internal []int, persistence config.Persistence) *config.Config {
 	loopback := func(port int) config.Service {
 		return config.Service{RPC: config.RPC{GRPCPort: port, BindOnLocalHost: true}}
 	}
@@ -286,12 +374,7 @@ func serverConfig(ip string, frontendPort int, frontend string, internal []int, 
 		Global: config.Global{
 			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"},
 		},
-		Persistence: config.Persistence{
-			DefaultStore:     store,
-			VisibilityStore:  store,
-			NumHistoryShards: 1,
-			DataStores:       map[string]config.DataStore{store: {SQL: sqlConf}},
-		},
+		Persistence: persistence,
 		ClusterMetadata: &cluster.Config{
 			EnableGlobalNamespace:    false,
 			FailoverVersionIncrement: 10,

@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/baton-run/baton/internal/pgtest"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 )
 
@@ -53,6 +54,7 @@ func TestMain(m *testing.M) {
 	}
 	started := time.Since(begin)
 	code := m.Run()
+	pgtest.StopShared()
 	begin = time.Now()
 	if err := srv.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stop the shared server:", err)

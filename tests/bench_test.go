@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )
@@ -128,4 +131,63 @@ steps:
 	}
 	b.StopTimer()
 	lat.report(b)
+}
+
+// BenchmarkRacingClaims measures how long 64 agents racing to claim one
+// step take until every one has its answer (one token, 63
+// claimed_by_other), and reports the slowest answer.
+func BenchmarkRacingClaims(b *testing.B) {
+	bt := start(b, options{})
+	bt.publish(`---
+name: race
+description: One agent step many agents want.
+steps:
+  - id: work
+    agent: Do it.
+  - id: done
+    finish: ok
+---
+`)
+	const racers = 64
+	agents := make([]*user, racers)
+	for i := range agents {
+		agents[i] = bt.connect(auth.Identity{ID: fmt.Sprintf("a_racer%02d", i), Kind: auth.KindAgent})
+	}
+	starter := bt.connect(personID("mira@example.com"))
+	var slowest []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		var v interpreter.View
+		starter.ok("start_run", map[string]any{"process": "race", "inputs": map[string]any{}, "requestId": rid()}, &v)
+		b.StartTimer()
+		begin := time.Now()
+		var wg sync.WaitGroup
+		var won atomic.Int64
+		var last atomic.Int64
+		for _, a := range agents {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := a.call("claim", map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()})
+				if r.OK {
+					won.Add(1)
+				} else if r.Error.Code != interpreter.CodeConflict {
+					b.Errorf("a racing claim got %+v", r.Error)
+				}
+				took := int64(time.Since(begin))
+				for cur := last.Load(); took > cur && !last.CompareAndSwap(cur, took); cur = last.Load() {
+				}
+			}()
+		}
+		wg.Wait()
+		if won.Load() != 1 {
+			b.Fatalf("%d racing claims won", won.Load())
+		}
+		slowest = append(slowest, time.Duration(last.Load()))
+	}
+	b.StopTimer()
+	sort.Slice(slowest, func(i, j int) bool { return slowest[i] < slowest[j] })
+	b.ReportMetric(float64(slowest[len(slowest)/2].Milliseconds()), "slowest-answer-p50-ms")
+	b.ReportMetric(float64(slowest[len(slowest)-1].Milliseconds()), "slowest-answer-max-ms")
 }

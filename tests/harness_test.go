@@ -9,8 +9,10 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,13 +21,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.temporal.io/sdk/client"
 
+	"github.com/baton-run/baton/activities/downstream"
+	"github.com/baton-run/baton/activities/evaluator"
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/gateway/toolreg"
 	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/drive/drivetest"
 	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/telemetry"
 	"github.com/baton-run/baton/interpreter"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 	"github.com/baton-run/baton/workflows"
@@ -61,12 +67,27 @@ type baton struct {
 	srv      *httptest.Server
 	opts     gateway.Options
 	queue    string
+	// worker runs the runs; it stops and starts again as a restarted
+	// worker process would.
+	worker  *drivetest.Worker
+	tracing *telemetry.Tracing
 }
 
 type options struct {
 	lease time.Duration
 	// fileURLTTL is how long file links stay valid. Default the gateway's.
 	fileURLTTL time.Duration
+	// evaluator, when set, answers checks, and check-1 is offered.
+	evaluator evaluator.Evaluator
+	// tools, when set, is a tool registration file's text: it is
+	// registered and baton-tools-1 is offered.
+	tools string
+	// metrics and tracing, when set, are what the Temporal client, the
+	// worker and the gateway report to, wired as cmd/baton wires them.
+	metrics *telemetry.Metrics
+	tracing *telemetry.Tracing
+	// logger is the gateway's and the worker's. Default slog.Default().
+	logger *slog.Logger
 }
 
 func start(t testing.TB, o options) *baton {
@@ -81,12 +102,29 @@ func start(t testing.TB, o options) *baton {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c, err := temporal.NewClient(ctx, client.Options{})
+	copts := client.Options{DataConverter: workflows.DataConverter}
+	if err := telemetry.Temporal(&copts, o.metrics, o.tracing); err != nil {
+		t.Fatal(err)
+	}
+	c, err := temporal.NewClient(ctx, copts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	w := drivetest.NewWorker(t, c, dbURL)
+	if o.tools != "" {
+		file := filepath.Join(t.TempDir(), "tools.yaml")
+		if err := os.WriteFile(file, []byte(o.tools), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		d, err := downstream.New(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := toolreg.Register(ctx, st, "o_test", file, d.Lister()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := drivetest.NewWorker(t, c, dbURL, &drivetest.WorkerOptions{Evaluator: o.evaluator, Metrics: o.metrics, Logger: o.logger})
 
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
@@ -100,15 +138,26 @@ func start(t testing.TB, o options) *baton {
 	if o.lease == 0 {
 		o.lease = 10 * time.Minute
 	}
-	gopts := gateway.Options{Org: "o_test", BaseURL: srv.URL, Lease: o.lease, Secret: key, FileURLTTL: o.fileURLTTL}
+	gopts := gateway.Options{Org: "o_test", BaseURL: srv.URL, Lease: o.lease, Secret: key, FileURLTTL: o.fileURLTTL, Logger: o.logger}
+	if o.metrics != nil || o.tracing != nil {
+		gopts.Observe = telemetry.ToolCalls(o.metrics, o.tracing)
+	}
+	gopts.Profiles = []string{interpreter.ProfileParallel}
+	if o.evaluator != nil {
+		gopts.Profiles = append(gopts.Profiles, interpreter.ProfileCheck)
+	}
+	if o.tools != "" {
+		gopts.Profiles = append(gopts.Profiles, interpreter.ProfileTools)
+	}
 	g, err := gateway.New(st, w.Runs, issuer.Verify, &gopts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Config.Handler = g.Handler()
+	srv.Config.Handler = telemetry.Requests(g.Handler(), o.tracing)
 	return &baton{
 		t: t, url: srv.URL, store: st, temporal: c, issuer: issuer, gateway: g,
 		registry: gateway.NewRegistry(st, "o_test", g.Offer()), srv: srv, opts: gopts, queue: w.Queue,
+		worker: w, tracing: o.tracing,
 	}
 }
 
@@ -125,7 +174,7 @@ func (b *baton) restartGateway() {
 		b.t.Fatal(err)
 	}
 	b.gateway = g
-	b.srv.Config.Handler = g.Handler()
+	b.srv.Config.Handler = telemetry.Requests(g.Handler(), b.tracing)
 }
 
 // publish imports and publishes a process from source, binding every role

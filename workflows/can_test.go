@@ -15,7 +15,7 @@ func asContinueAsNew(err error, out **workflowContinueAsNew) bool {
 		return false
 	}
 	var in Input
-	if err := dc.FromPayloads(can.Input, &in); err != nil {
+	if err := DataConverter.FromPayloads(can.Input, &in); err != nil {
 		return false
 	}
 	*out = &workflowContinueAsNew{input: in}

@@ -81,6 +81,9 @@ type Start struct {
 	Mode      string
 	Starter   interpreter.Actor
 	Limits    interpreter.Limits
+	// InboxURL is the web inbox's address, linked from the run's details
+	// in the Temporal UI; empty for none.
+	InboxURL string
 }
 
 // StartRun starts a run and returns the run view its start answered. The
@@ -98,7 +101,7 @@ func (c *Client) StartRun(ctx context.Context, s Start) (json.RawMessage, error)
 	in := Input{
 		Org: s.Org, RunID: RunID(s.Org, s.RequestID), Process: s.Process, Version: s.Version,
 		Roles: s.Roles, Operators: s.Operators, Inputs: s.Inputs, Mode: mode, Starter: s.Starter, Limits: s.Limits,
-		RequestID: s.RequestID, Digest: s.Digest,
+		RequestID: s.RequestID, Digest: s.Digest, InboxURL: s.InboxURL,
 	}
 	// The machine checks the start before anything is recorded.
 	if _, err := interpreter.StartRun(in.start(), time.Now()); err != nil {
@@ -144,16 +147,26 @@ func (in Input) start() interpreter.Start {
 // answer. The caller's organization must be the run's. A refusal comes
 // back as an *interpreter.Error; a run whose workflow is not running as
 // ErrNoRun.
-func (c *Client) Write(ctx context.Context, org, runID, requestID, digest string, cmd interpreter.Command) (json.RawMessage, error) {
+//
+// attempt counts earlier tries of this request that the run refused in a
+// way Temporal remembers (a *RecordedRefusal): each attempt after the
+// first has an update id of its own, so it runs again.
+func (c *Client) Write(ctx context.Context, org, runID, requestID string, attempt int, digest string, cmd interpreter.Command) (json.RawMessage, error) {
 	name, err := UpdateOf(cmd)
 	if err != nil {
 		return nil, err
 	}
+	w := Write{Digest: digest, Org: org, Command: cmd}
+	updateID := requestID
+	if attempt > 0 {
+		updateID = fmt.Sprintf("%s~%d", requestID, attempt)
+		w.RequestID = requestID
+	}
 	h, err := c.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		UpdateID:     requestID,
+		UpdateID:     updateID,
 		WorkflowID:   runID,
 		UpdateName:   name,
-		Args:         []any{Write{Digest: digest, Org: org, Command: cmd}},
+		Args:         []any{w},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
@@ -168,7 +181,15 @@ func (c *Client) Write(ctx context.Context, org, runID, requestID, digest string
 func (c *Client) result(ctx context.Context, h client.WorkflowUpdateHandle, digest string) (json.RawMessage, error) {
 	var res Result
 	if err := h.Get(ctx, &res); err != nil {
+		var ae *temporal.ApplicationError
+		if errors.As(err, &ae) && ae.Type() == answeredBeforeType {
+			return nil, fmt.Errorf("%w: %w", ErrAnsweredBefore, err)
+		}
 		if e, ok := AsRefusal(err); ok {
+			var ae *temporal.ApplicationError
+			if errors.As(err, &ae) && ae.Type() == recordedType {
+				return nil, &RecordedRefusal{e}
+			}
 			return nil, e
 		}
 		return nil, noRun(err)

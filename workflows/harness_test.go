@@ -19,7 +19,6 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/baton-run/baton/gateway/store"
@@ -80,7 +79,7 @@ func temporalClient(tb testing.TB) client.Client {
 		if dev.err != nil {
 			return
 		}
-		dev.c, dev.err = dev.srv.NewClient(ctx, client.Options{Identity: identity})
+		dev.c, dev.err = dev.srv.NewClient(ctx, client.Options{Identity: identity, DataConverter: workflows.DataConverter})
 	})
 	if dev.err != nil {
 		tb.Fatalf("start temporal-dev: %v", dev.err)
@@ -98,9 +97,16 @@ type harness struct {
 	queue string
 }
 
-// setup starts a worker for ProcessRun and its activities, plus whatever
-// extra registers, on a fresh task queue over a fresh read model.
-func setup(tb testing.TB, extra ...func(worker.Registry)) *harness {
+// setup starts a worker for ProcessRun and its activities on a fresh task
+// queue over a fresh read model.
+func setup(tb testing.TB) *harness {
+	tb.Helper()
+	return setupWith(tb, nil)
+}
+
+// setupWith is setup with the worker's options: an evaluator, more
+// registrations. Nil options mean drivetest's defaults.
+func setupWith(tb testing.TB, o *drivetest.WorkerOptions) *harness {
 	tb.Helper()
 	c := temporalClient(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -114,7 +120,7 @@ func setup(tb testing.TB, extra ...func(worker.Registry)) *harness {
 	if _, err := s.Migrate(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	w := drivetest.NewWorker(tb, c, dbURL, extra...)
+	w := drivetest.NewWorker(tb, c, dbURL, o)
 	return &harness{t: tb, c: c, runs: w.Runs, store: s, queue: w.Queue}
 }
 

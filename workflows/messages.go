@@ -27,8 +27,11 @@ type Input struct {
 	Limits    interpreter.Limits   `json:"limits"`
 	// RequestID and Digest are the start_run's: the run records its answer
 	// with its first read-model write.
-	RequestID string     `json:"requestId,omitempty"`
-	Digest    string     `json:"digest,omitempty"`
+	RequestID string `json:"requestId,omitempty"`
+	Digest    string `json:"digest,omitempty"`
+	// InboxURL is the web inbox's address, for links in the run's details
+	// in the Temporal UI; empty without an inbox.
+	InboxURL  string     `json:"inboxUrl,omitempty"`
 	Continued *Continued `json:"continued,omitempty"`
 }
 
@@ -37,6 +40,8 @@ type Input struct {
 type Continued struct {
 	State  json.RawMessage `json:"state"`
 	Recent []Answer        `json:"recent,omitempty"`
+	// Seen holds the update ids the run answered, packed (seen.go).
+	Seen string `json:"seen,omitempty"`
 }
 
 // Answer is an update's answer kept for replays.
@@ -90,9 +95,13 @@ type StartRequest struct{ Digest string }
 // beside its fields, the shape recorded histories hold; the update's name
 // says which command it is (see writes).
 type Write struct {
-	Digest  string
-	Org     string
-	Command interpreter.Command
+	Digest string
+	Org    string
+	// RequestID is the request's id when the update's id is not it (a
+	// write tried again after a refusal Temporal remembers): the run
+	// records its answer under it.
+	RequestID string
+	Command   interpreter.Command
 }
 
 // writes lists the write updates and the command each carries. It is the
@@ -109,7 +118,22 @@ var writes = []struct {
 	{UpdateDecide, func() interpreter.Command { return &interpreter.Decide{} }},
 	{UpdateCancel, func() interpreter.Command { return &interpreter.Cancel{} }},
 	{UpdateSendEvent, func() interpreter.Command { return &interpreter.SendEvent{} }},
+	{UpdateCallTool, func() interpreter.Command { return &interpreter.CallTool{} }},
 }
+
+// CallOutput is a downstream call's answer, as the CallTool activity
+// returns it: the tool's CallToolResult and its isError flag.
+type CallOutput struct {
+	Result  json.RawMessage `json:"result"`
+	IsError bool            `json:"isError"`
+}
+
+// The CallTool activity's error types: a call that surely did not reach
+// the tool, and one whose outcome is not known.
+const (
+	CallNotSent  = "not_sent"
+	CallNoAnswer = "no_answer"
+)
 
 // UpdateOf names the update that carries cmd.
 func UpdateOf(cmd interpreter.Command) (string, error) {
@@ -135,9 +159,10 @@ func (w Write) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("workflows: command %T is not a JSON object", w.Command)
 	}
 	head, err := json.Marshal(struct {
-		Digest string
-		Org    string `json:",omitempty"`
-	}{w.Digest, w.Org})
+		Digest    string
+		Org       string `json:",omitempty"`
+		RequestID string `json:",omitempty"`
+	}{w.Digest, w.Org, w.RequestID})
 	if err != nil {
 		return nil, err
 	}
@@ -155,8 +180,9 @@ func decodeWrite(name string, raw json.RawMessage) (Write, error) {
 			continue
 		}
 		var head struct {
-			Digest string
-			Org    string
+			Digest    string
+			Org       string
+			RequestID string
 		}
 		if err := json.Unmarshal(raw, &head); err != nil {
 			return Write{}, fmt.Errorf("update %s: %w", name, err)
@@ -167,7 +193,7 @@ func decodeWrite(name string, raw json.RawMessage) (Write, error) {
 		if err := d.Decode(cmd); err != nil {
 			return Write{}, fmt.Errorf("update %s: %w", name, err)
 		}
-		return Write{Digest: head.Digest, Org: head.Org, Command: cmd}, nil
+		return Write{Digest: head.Digest, Org: head.Org, RequestID: head.RequestID, Command: cmd}, nil
 	}
 	return Write{}, fmt.Errorf("workflows: no update named %q", name)
 }
@@ -186,7 +212,8 @@ type CancelInfo struct {
 }
 
 // refusal turns a machine refusal into an application error that carries
-// the spec's error as its details and its code as its type.
+// the spec's error as its details and its code as its type. A validator's
+// refusal leaves no trace; see recordedRefusal for a handler's.
 func refusal(err error) error {
 	var e *interpreter.Error
 	if !errors.As(err, &e) {
@@ -194,6 +221,30 @@ func refusal(err error) error {
 	}
 	return temporal.NewApplicationErrorWithOptions(e.Message, string(e.Code), temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{e}})
 }
+
+// recordedType is the application error type of a refusal an update
+// handler gave: Temporal records it and answers it again to the same
+// update id, so the caller tries again under another (RecordedRefusal).
+const recordedType = "recorded"
+
+// recordedRefusal is refusal for an update handler.
+func recordedRefusal(err error) error {
+	var e *interpreter.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	return temporal.NewApplicationErrorWithOptions(e.Message, recordedType, temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{e}})
+}
+
+// RecordedRefusal is a refusal Temporal remembers under the update id that
+// got it: the same update id would get it again, so a caller trying the
+// request again uses another (the gateway counts attempts).
+type RecordedRefusal struct{ Refusal *interpreter.Error }
+
+func (r *RecordedRefusal) Error() string { return r.Refusal.Error() }
+
+// Unwrap lets errors.As find the spec's error.
+func (r *RecordedRefusal) Unwrap() error { return r.Refusal }
 
 // AsRefusal recovers the spec's error from an update's failure, as the
 // gateway receives it from the Temporal client.

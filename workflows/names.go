@@ -18,6 +18,7 @@ const (
 	UpdateDecide    = "decide"
 	UpdateCancel    = "cancel"
 	UpdateSendEvent = "send_event"
+	UpdateCallTool  = "call_tool"
 
 	// SignalEvent delivers an event from a system or an SRE speaking
 	// Temporal directly; it feeds the same held-event queue as send_event.
@@ -33,6 +34,12 @@ const (
 	ActivityPublishRun    = "PublishRun"
 	ActivityNotifyOverdue = "NotifyOverdue"
 	ActivityCancelRequest = "CancelRequest"
+	// ActivityEvaluate asks the check profile's evaluator about a
+	// submission (profile-check §3).
+	ActivityEvaluate = "EvaluateCheck"
+	// ActivityCallTool sends one call to a downstream tool server
+	// (profile-tools §6.3).
+	ActivityCallTool = "CallTool"
 
 	// Search attributes the workflow keeps current for SREs.
 	SearchProcess = "BatonProcess"

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -55,9 +56,6 @@ func (t *deadlineTimer) arm(ctx workflow.Context, next time.Time, ok bool) {
 
 func (t *deadlineTimer) fired() bool { return t.future != nil && t.future.IsReady() }
 
-// recentAnswers is how many answers travel through continue-as-new.
-const recentAnswers = 64
-
 var (
 	keyProcess = temporal.NewSearchAttributeKeyKeyword(SearchProcess)
 	keyVersion = temporal.NewSearchAttributeKeyInt64(SearchVersion)
@@ -72,6 +70,7 @@ type runner struct {
 	m       *interpreter.Machine
 	dirty   bool
 	recent  []Answer
+	seen    seenSet
 	state   string // last published run state
 	outcome string
 	// started is set once the run's first state is in the read model; the
@@ -95,7 +94,7 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 		if err != nil {
 			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "bad_state", err)
 		}
-		r.m, r.recent = m, in.Continued.Recent
+		r.m, r.recent, r.seen = m, in.Continued.Recent, decodeSeen(in.Continued.Seen)
 	} else {
 		m, err := interpreter.StartRun(in.start(), now)
 		if err != nil {
@@ -198,7 +197,7 @@ func (r *runner) register(ctx workflow.Context) error {
 			if err != nil {
 				return Result{}, err
 			}
-			return r.apply(ctx, q.Digest, q.Command)
+			return r.apply(ctx, q)
 		}
 		validator := func(ctx workflow.Context, raw json.RawMessage) error {
 			q, err := decodeWrite(name, raw)
@@ -286,6 +285,11 @@ func (r *runner) check(ctx workflow.Context, org string, cmd interpreter.Command
 	if _, ok := r.replay(ctx); ok {
 		return nil
 	}
+	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil && r.seen.has(info.ID) {
+		// Answered before continue-as-new, and the answer is no longer
+		// here: never applied twice.
+		return temporal.NewApplicationErrorWithOptions("This request was answered before; its answer is in the caller's record.", answeredBeforeType, temporal.ApplicationErrorOptions{NonRetryable: true})
+	}
 	return refusal(r.m.Check(cmd, workflow.Now(ctx)))
 }
 
@@ -303,22 +307,115 @@ func (r *runner) replay(ctx workflow.Context) (Result, bool) {
 }
 
 // apply runs an accepted command and answers, having written the new
-// state and the answer to the read model before the update returns.
-func (r *runner) apply(ctx workflow.Context, digest string, cmd interpreter.Command) (Result, error) {
+// state and the answer to the read model before the update returns. A
+// submission to a checked step asks the evaluator first (runCheck). A
+// refusal here, after the validator accepted, is remembered by Temporal
+// under the update id (recordedRefusal).
+func (r *runner) apply(ctx workflow.Context, q Write) (Result, error) {
 	if res, ok := r.replay(ctx); ok {
 		return res, nil
 	}
-	res, err := r.m.Apply(cmd, workflow.Now(ctx))
+	res, err := r.m.Apply(q.Command, workflow.Now(ctx))
+	if err == nil {
+		switch need := res.(type) {
+		case *interpreter.CheckNeeded:
+			res, err = r.runCheck(ctx, q.Command, need)
+		case *interpreter.CallNeeded:
+			res, err = r.runCall(ctx, need)
+		}
+	}
 	if err != nil {
-		return Result{}, refusal(err)
+		return Result{}, recordedRefusal(err)
 	}
 	r.dirty = true
-	out, err := r.answer(ctx, digest, res)
+	out, err := r.answer(ctx, q.Digest, res)
 	if err != nil {
 		return Result{}, err
 	}
-	r.publish(ctx, r.answered(ctx, out))
+	r.publish(ctx, r.answered(ctx, q, out))
 	return out, nil
+}
+
+// runCheck asks the evaluator about a checked submission, as an activity
+// retried once (SPEC-DECISIONS §28), and applies its answers. The run has
+// already marked the step as being checked, so its lease waits and other
+// writes to the run go on meanwhile. It returns the run view when the
+// submission was accepted and the check's refusal otherwise.
+func (r *runner) runCheck(ctx workflow.Context, cmd interpreter.Command, need *interpreter.CheckNeeded) (any, error) {
+	done := interpreter.CheckDone{CheckID: need.CheckID, StepID: need.StepID, Request: need.Request}
+	switch c := cmd.(type) {
+	case *interpreter.Submit:
+		done.Submission, done.By = c.Submission, c.Actor.ID
+	case *interpreter.Decide:
+		done.Submission, done.By, done.WorkItemID = c.Submission, c.Actor.ID, c.WorkItemID
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 3 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 2},
+		Summary:             "check " + need.StepID,
+	})
+	var answers interpreter.CheckAnswers
+	if err := workflow.ExecuteActivity(actx, ActivityEvaluate, need.Request).Get(actx, &answers); err != nil {
+		done.Failure = err.Error()
+		var ae *temporal.ApplicationError
+		if errors.As(err, &ae) && ae.HasDetails() {
+			_ = ae.Details(&done.Model)
+		}
+	} else {
+		done.Answers = &answers
+	}
+	res, err := r.m.Apply(done, workflow.Now(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := res.(*interpreter.CheckOutcome)
+	if out.Refusal != nil {
+		r.dirty = true // the check is over: the lease counts again
+		if out.Refusal.Code == interpreter.CodeNotAccepted {
+			r.publish(ctx, nil) // the handoff changed what get_work shows
+		}
+		return nil, out.Refusal
+	}
+	return out.View, nil
+}
+
+// runCall sends one call to a downstream tool as an activity of the run
+// (profile-tools §6.3): a read or idempotency: key call up to
+// interpreter.ToolCallAttempts times with the same key, an idempotency:
+// none call once. It journals the outcome and returns call_tool's data, or
+// the refusal its caller gets.
+func (r *runner) runCall(ctx workflow.Context, need *interpreter.CallNeeded) (any, error) {
+	attempts := int32(interpreter.ToolCallAttempts)
+	if need.Idempotency == interpreter.IdempotencyNone && need.Policy != interpreter.PolicyRead {
+		attempts = 1
+	}
+	timeout := need.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: timeout + 10*time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, MaximumAttempts: attempts},
+		Summary:             "call " + need.Tool,
+	})
+	var out CallOutput
+	done := interpreter.CallDone{StepID: need.StepID, Digest: need.Digest}
+	if err := workflow.ExecuteActivity(actx, ActivityCallTool, r.in.Org, need).Get(actx, &out); err != nil {
+		done.Why = err.Error()
+		var ae *temporal.ApplicationError
+		done.NotSent = errors.As(err, &ae) && ae.Type() == CallNotSent
+	} else {
+		done.Result, done.IsError = out.Result, out.IsError
+	}
+	res, err := r.m.Apply(done, workflow.Now(ctx))
+	if err != nil {
+		return nil, err
+	}
+	o := res.(*interpreter.CallOutcome)
+	if o.Refusal != nil {
+		return nil, o.Refusal
+	}
+	return o.Result, nil
 }
 
 // answer encodes a command's result as the update's answer and keeps it
@@ -330,22 +427,24 @@ func (r *runner) answer(ctx workflow.Context, digest string, res any) (Result, e
 	}
 	out := Result{Digest: digest, Value: b}
 	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
-		r.recent = append(r.recent, Answer{UpdateID: info.ID, Result: out})
-		if len(r.recent) > recentAnswers {
-			r.recent = r.recent[len(r.recent)-recentAnswers:]
-		}
+		r.seen.add(info.ID)
+		r.recent = keepRecent(append(r.recent, Answer{UpdateID: info.ID, Result: out}))
 	}
 	return out, nil
 }
 
 // answered is the record of the current update's answer: the gateway
 // replays a requestId from it once Temporal no longer can.
-func (r *runner) answered(ctx workflow.Context, out Result) *Answered {
+func (r *runner) answered(ctx workflow.Context, q Write, out Result) *Answered {
 	info := workflow.GetCurrentUpdateInfo(ctx)
 	if info == nil {
 		return nil
 	}
-	return &Answered{RequestID: info.ID, Tool: ToolOf(info.Name), Digest: out.Digest, Result: out.Value}
+	id := q.RequestID
+	if id == "" {
+		id = info.ID
+	}
+	return &Answered{RequestID: id, Tool: ToolOf(info.Name), Digest: out.Digest, Result: out.Value}
 }
 
 // signal applies a command that arrived by signal. A refusal is logged:
@@ -407,17 +506,20 @@ func (r *runner) publish(ctx workflow.Context, answer *Answered) {
 			workflow.GetLogger(ctx).Error("upsert search attributes failed", "error", err)
 		}
 	}
-	workflow.SetCurrentDetails(ctx, details(r.m, now))
+	workflow.SetCurrentDetails(ctx, details(r.m, now, r.in.InboxURL))
 }
 
 // details is the markdown the Temporal UI shows as the run's current
 // details: its state and the step table.
-func details(m *interpreter.Machine, now time.Time) string {
+func details(m *interpreter.Machine, now time.Time, inboxURL string) string {
 	v := m.View(now)
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s** v%d — run %s is **%s**", v.Run.Process, v.Run.Version, v.Run.ID, v.Run.State)
 	if v.Run.Outcome != nil {
 		fmt.Fprintf(&b, " (%s)", *v.Run.Outcome)
+	}
+	if inboxURL != "" {
+		fmt.Fprintf(&b, " — [open in the inbox](%s)", inboxLink(inboxURL, v.Run.ID, ""))
 	}
 	b.WriteString("\n\n| step | kind | state | due |\n|---|---|---|---|\n")
 	for _, s := range v.Steps {
@@ -431,7 +533,26 @@ func details(m *interpreter.Machine, now time.Time) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", s.ID, s.Kind, st, due)
 	}
+	if inboxURL != "" && len(v.WorkItems) > 0 {
+		b.WriteString("\nOpen work: ")
+		for i, w := range v.WorkItems {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "[%s on %s](%s)", w.ID, w.StepID, inboxLink(inboxURL, v.Run.ID, w.ID))
+		}
+		b.WriteString("\n")
+	}
 	return b.String()
+}
+
+// inboxLink is the inbox page of a run, or of one of its work items.
+func inboxLink(inboxURL, runID, itemID string) string {
+	u := strings.TrimRight(inboxURL, "/") + "/runs/" + url.PathEscape(runID)
+	if itemID != "" {
+		u += "/items/" + url.PathEscape(itemID)
+	}
+	return u
 }
 
 // finish waits for running handlers and closes the workflow as the run
@@ -492,6 +613,9 @@ func (r *runner) continueAsNew(ctx workflow.Context) error {
 		return err
 	}
 	next := r.in
-	next.Continued = &Continued{State: state, Recent: r.recent}
+	// The inputs are in the state's run data; a second copy would only
+	// take room in the one payload the input is.
+	next.Inputs = nil
+	next.Continued = &Continued{State: state, Recent: keepRecent(r.recent), Seen: r.seen.encode()}
 	return workflow.NewContinueAsNewError(ctx, ProcessRun, next)
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -92,6 +94,7 @@ func setup(t *testing.T) *bundle {
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	env := suite.NewTestWorkflowEnvironment()
+	env.SetDataConverter(DataConverter)
 	env.SetStartTime(time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC))
 	rec := &recorder{}
 	env.RegisterWorkflowWithOptions(ProcessRun, workflowOptions())
@@ -499,5 +502,76 @@ func TestSignalInTheContinueAsNewTaskIsKept(t *testing.T) {
 	}
 	if held := m.Run().Held; len(held) != 1 || held[0].Name != "vendor-registered" {
 		t.Fatalf("held events carried over: %+v", held)
+	}
+}
+
+// The run's details in the Temporal UI link to the run and to each open
+// work item in the web inbox.
+func TestDetailsLinkToTheInbox(t *testing.T) {
+	p := parse(t, []byte(supplierSrc))
+	m, err := interpreter.StartRun(interpreter.Start{RunID: "r_1", Process: p, Version: 1, Starter: person,
+		Inputs: interpreter.Values{"vendorName": "Acme", "amount": json.Number("1")}}, time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := details(m, time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC), "https://baton.example.com/inbox/")
+	if !strings.Contains(d, "(https://baton.example.com/inbox/runs/r_1)") {
+		t.Fatalf("details link no run page:\n%s", d)
+	}
+	if strings.Contains(details(m, time.Now(), ""), "inbox") {
+		t.Fatal("details link an inbox that is not there")
+	}
+}
+
+// TestUpdateAnsweredBeforeContinueAsNew re-sends an update id the run
+// answered in an earlier execution, whose answer it no longer holds: the
+// validator refuses it as answered before instead of applying it again.
+func TestUpdateAnsweredBeforeContinueAsNew(t *testing.T) {
+	b := setup(t)
+	b.at(time.Second, UpdateClaim, "u1", claim("check_vendor", "l1"), ok(t, "claim"))
+	b.env.RegisterDelayedCallback(func() { b.env.SetContinueAsNewSuggested(true) }, 2*time.Second)
+	b.env.ExecuteWorkflow(ProcessRun, input(t, supplierSrc))
+	var can *workflowContinueAsNew
+	if !asContinueAsNew(b.env.GetWorkflowError(), &can) {
+		t.Fatalf("workflow error %v, want continue-as-new", b.env.GetWorkflowError())
+	}
+	next := can.input
+	if seen := decodeSeen(next.Continued.Seen); !seen.has("u1") || seen.has("u2") {
+		t.Fatalf("seen ids carried %q", next.Continued.Seen)
+	}
+	// As if u1's answer had dropped out of the recent answers.
+	next.Continued.Recent = nil
+	b2 := setup(t)
+	b2.at(time.Second, UpdateClaim, "u1", claim("check_vendor", "l1"), func(_ Result, err error) {
+		var ae *temporal.ApplicationError
+		if !errors.As(err, &ae) || ae.Type() != answeredBeforeType {
+			t.Errorf("re-sent u1: %v, want %s", err, answeredBeforeType)
+		}
+	})
+	// The lease from u1 is still the run's: the claim was not applied again.
+	b2.at(2*time.Second, UpdateSubmit, "u2", submit("check_vendor", "l1", interpreter.Values{"cleared": true}), ok(t, "submit after CAN"))
+	b2.env.RegisterDelayedCallback(func() { b2.env.CancelWorkflow() }, time.Minute)
+	b2.env.ExecuteWorkflow(ProcessRun, next)
+}
+
+func TestSeenIDsAreBoundedAndSurviveEncoding(t *testing.T) {
+	var s seenSet
+	for i := range seenIDs + 10 {
+		s.add(fmt.Sprintf("id-%d", i))
+	}
+	s.add("id-20") // already there: no change of order
+	got := decodeSeen(s.encode())
+	if len(got.order) != seenIDs {
+		t.Fatalf("%d ids kept, want %d", len(got.order), seenIDs)
+	}
+	for _, id := range []string{"id-0", "id-9"} {
+		if got.has(id) {
+			t.Errorf("%s kept past the bound", id)
+		}
+	}
+	for _, id := range []string{"id-10", "id-20", fmt.Sprintf("id-%d", seenIDs+9)} {
+		if !got.has(id) {
+			t.Errorf("%s lost", id)
+		}
 	}
 }

@@ -1,11 +1,8 @@
 package workflows
 
 import (
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 )
-
-var dc = converter.GetDefaultDataConverter()
 
 func workflowOptions() workflow.RegisterOptions {
 	return workflow.RegisterOptions{Name: WorkflowName}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -177,7 +178,11 @@ func (t *callTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // Call calls one tool. The whole call, handshake included, is bounded by
 // the endpoint's timeout. It returns the tool's answer, isError or not, or
 // a *CallError.
-func (c *Client) Call(ctx context.Context, call Call) (*Result, error) {
+func (c *Client) Call(ctx context.Context, call Call) (res *Result, err error) {
+	if c.opts.Observe != nil {
+		start := time.Now()
+		defer func() { c.opts.Observe(call.Endpoint.Server, call.Tool, Outcome(res, err), time.Since(start)) }()
+	}
 	ep := call.Endpoint
 	header, value, err := c.credentials(ep)
 	if err != nil {
@@ -198,7 +203,7 @@ func (c *Client) Call(ctx context.Context, call Call) (*Result, error) {
 	if call.IdempotencyKey != "" {
 		params.Meta = mcp.Meta{MetaIdempotencyKey: call.IdempotencyKey}
 	}
-	res, err := cs.CallTool(ctx, params)
+	answer, err := cs.CallTool(ctx, params)
 	if err != nil {
 		// Closing a session ends it on the server, which may first wait
 		// for the call it is still running: the caller does not wait too.
@@ -206,7 +211,27 @@ func (c *Client) Call(ctx context.Context, call Call) (*Result, error) {
 		return nil, c.classify(ctx, ep, err, track, true)
 	}
 	cs.Close()
-	return c.result(res)
+	return c.result(answer)
+}
+
+// Outcome names how a call ended, for metrics: "ok", "tool_error" (a
+// result with isError), the kind of a *CallError ("not_sent", "no_answer",
+// "refused"), or "error".
+func Outcome(res *Result, err error) string {
+	var ce *CallError
+	switch {
+	case err == nil && res != nil && res.IsError:
+		return "tool_error"
+	case err == nil:
+		return "ok"
+	case errors.As(err, &ce) && ce.Kind == NotSent:
+		return "not_sent"
+	case errors.As(err, &ce) && ce.Kind == NoAnswer:
+		return "no_answer"
+	case errors.As(err, &ce) && ce.Kind == Refused:
+		return "refused"
+	}
+	return "error"
 }
 
 // connect opens an MCP session with the endpoint through rt.

@@ -106,6 +106,10 @@ type Options struct {
 	MaxResultBytes int
 	// Version is the client version sent in the MCP handshake. Default "1".
 	Version string
+	// Observe, when set, is told of every call: the server and tool, its
+	// outcome (Outcome) and how long it took. telemetry.Metrics.DownstreamCall
+	// is such an observer. Default none.
+	Observe func(server, tool, outcome string, took time.Duration)
 }
 
 // Client calls downstream tools. It is safe for concurrent use; each call

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,6 +44,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	var (
 		url, data, processFile, agentTok, personTok, temporalAddr, namespace string
 		runs, concurrency, pid, samples                                      int
+		phases                                                               string
 	)
 	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fl.SetOutput(stderr)
@@ -58,6 +60,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	intFlag(fl, &concurrency, "concurrency", 32, "clients at once")
 	intFlag(fl, &pid, "pid", 0, "Baton process whose resident memory to report")
 	intFlag(fl, &samples, "samples", 200, "get_work and list_runs calls to time")
+	stringFlag(fl, &phases, "phases", "starts,listings,full", "phases to run, of starts, listings and full (the bare comparison runs with --temporal-address)")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -83,7 +86,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	o := load.Options{URL: url, Token: token, Process: proc, Runs: runs, Concurrency: concurrency, PID: pid, Samples: samples, Out: stdout}
+	o := load.Options{URL: url, Token: token, Process: proc, Runs: runs, Concurrency: concurrency, PID: pid, Samples: samples, Out: stdout,
+		Phases: strings.Split(phases, ",")}
 	if temporalAddr != "" {
 		c, err := client.Dial(client.Options{HostPort: temporalAddr, Namespace: namespace})
 		if err != nil {

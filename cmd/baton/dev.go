@@ -18,11 +18,13 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/baton-run/baton/activities"
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/inbox"
 	"github.com/baton-run/baton/gateway/oauth"
 	"github.com/baton-run/baton/internal/devpg"
+	"github.com/baton-run/baton/internal/telemetry"
 	"github.com/baton-run/baton/interpreter"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 	"github.com/baton-run/baton/workflows"
@@ -45,12 +47,17 @@ Flags (flags win over environment variables, which win over defaults):
 `
 
 type devConfig struct {
-	listen, oauthListen, opsListen, data string
-	databaseURL, org, webhook            string
-	temporalPort, uiPort                 int
-	lease                                time.Duration
-	processes                            listFlag
-	roles                                roleFlag
+	opsConfig
+	listen, oauthListen, data       string
+	databaseURL, org, webhook       string
+	tools                           string
+	temporalStore, temporalDatabase string
+	temporalPort, uiPort            int
+	lease                           time.Duration
+	processes                       listFlag
+	roles                           roleFlag
+	evaluator                       evaluatorConfig
+	workflowCache                   int
 }
 
 func runDev(args []string, stdout, stderr io.Writer) int {
@@ -60,16 +67,21 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 	fl.Usage = func() { fmt.Fprint(stderr, devUsage); fl.PrintDefaults() }
 	stringFlag(fl, &cfg.listen, "listen", "127.0.0.1:8080", "gateway address")
 	stringFlag(fl, &cfg.oauthListen, "oauth-listen", "127.0.0.1:8090", "loopback address of the OAuth authorization server where MCP clients sign in; empty for none")
-	stringFlag(fl, &cfg.data, "data", ".baton", "data folder: SQLite file of Temporal, PostgreSQL, keys")
+	stringFlag(fl, &cfg.data, "data", ".baton", "data folder: PostgreSQL (Baton's and Temporal's), keys, Temporal's SQLite file with --temporal-store sqlite")
+	stringFlag(fl, &cfg.temporalStore, "temporal-store", "", "where Temporal keeps its state: postgres (databases --temporal-database and --temporal-database_visibility beside Baton's) or sqlite (DATA/temporal.db); default postgres, or sqlite for a data folder that has a temporal.db")
+	stringFlag(fl, &cfg.temporalDatabase, "temporal-database", temporaldev.DefaultPostgresDatabase, "Temporal's database with --temporal-store postgres; two baton dev sharing one --database-url server need one each")
 	stringFlag(fl, &cfg.databaseURL, "database-url", "", "use this PostgreSQL instead of a private one")
 	stringFlag(fl, &cfg.org, "org", "o_default", "organization id")
 	stringFlag(fl, &cfg.webhook, "webhook", "", "URL receiving overdue notifications as JSON POSTs")
-	stringFlag(fl, &cfg.opsListen, "ops-listen", "", "operator listener for /debug/pprof (none when empty)")
+	cfg.opsConfig.flags(fl)
 	intFlag(fl, &cfg.temporalPort, "temporal-port", 7233, "Temporal frontend port")
 	intFlag(fl, &cfg.uiPort, "ui-port", 8233, "Temporal Web UI port")
 	durationFlag(fl, &cfg.lease, "lease", 10*time.Minute, "claim lease length")
 	fl.Var(&cfg.processes, "processes", "process folder (or folder of process folders) to publish; repeatable")
 	fl.Var(cfg.roles, "role", "bind ROLE=GROUP when publishing; repeatable")
+	cfg.evaluator.register(fl, "unsure")
+	intFlag(fl, &cfg.workflowCache, "workflow-cache", defaultWorkflowCache, "runs the worker keeps in memory between their tasks; others are replayed from history when they next have work")
+	stringFlag(fl, &cfg.tools, "tools", "", "tool registration file (YAML) of the baton-tools-1 profile: agents call these servers' tools through Baton")
 	if code, ok := parseCommand("dev", fl, args, stderr); !ok {
 		return code
 	}
@@ -77,9 +89,17 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "baton dev: unexpected arguments %q\n", fl.Args())
 		return 2
 	}
+	if _, err := temporalStore(cfg.temporalStore, ""); err != nil {
+		fmt.Fprintf(stderr, "baton dev: %v\n", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log, err := cfg.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton dev: %v\n", err)
+		return 2
+	}
 	if err := dev(ctx, cfg, stdout, log); err != nil {
 		fmt.Fprintf(stderr, "baton dev: %v\n", err)
 		return 1
@@ -97,17 +117,19 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	if err != nil {
 		return err
 	}
+	store, err := temporalStore(cfg.temporalStore, data)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return fmt.Errorf("create data folder: %w", err)
 	}
 
-	if cfg.opsListen != "" {
-		stopOps, err := serveOps(cfg.opsListen, log)
-		if err != nil {
-			return err
-		}
-		defer stopOps()
+	obs, err := cfg.observe(ctx, log)
+	if err != nil {
+		return err
 	}
+	defer obs.stop()
 
 	dbURL := cfg.databaseURL
 	if dbURL == "" {
@@ -124,19 +146,32 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		return err
 	}
 	defer st.Close()
+	tools, err := registerTools(ctx, st, cfg.org, cfg.tools, stdout)
+	if err != nil {
+		return err
+	}
 
-	tsrv, err := temporaldev.Start(ctx, &temporaldev.Options{
-		DatabaseFile:     filepath.Join(data, "temporal.db"),
+	topts := &temporaldev.Options{
 		SearchAttributes: workflows.SearchAttributes,
 		FrontendPort:     cfg.temporalPort,
 		UIPort:           cfg.uiPort,
 		Logger:           log,
-	})
+	}
+	if store == storePostgres {
+		topts.PostgresURL, topts.PostgresDatabase = dbURL, cfg.temporalDatabase
+	} else {
+		topts.DatabaseFile = filepath.Join(data, sqliteFile)
+	}
+	tsrv, err := temporaldev.Start(ctx, topts)
 	if err != nil {
 		return fmt.Errorf("start Temporal: %w", err)
 	}
 	defer func() { _ = tsrv.Stop() }()
-	c, err := tsrv.NewClient(ctx, client.Options{})
+	copts := client.Options{DataConverter: workflows.DataConverter}
+	if err := telemetry.Temporal(&copts, obs.metrics, obs.tracing); err != nil {
+		return err
+	}
+	c, err := tsrv.NewClient(ctx, copts)
 	if err != nil {
 		return err
 	}
@@ -149,7 +184,13 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	defer ln.Close()
 	baseURL := listenURL(cfg.listen, ln)
 	inboxURL := baseURL + inbox.Path
-	stopWorker, err := startWorker(ctx, dbURL, c, workflows.DefaultTaskQueue, cfg.webhook, inboxURL, log)
+	ev, err := cfg.evaluator.build()
+	if err != nil {
+		return err
+	}
+	stopWorker, err := startWorker(ctx, dbURL, c, workflows.DefaultTaskQueue, cfg.workflowCache, obs.metrics, activities.Options{
+		WebhookURL: cfg.webhook, InboxURL: inboxURL, Logger: log, Evaluator: ev,
+	})
 	if err != nil {
 		return err
 	}
@@ -181,6 +222,9 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	}
 	g, err := gateway.New(st, runs, issuer.VerifierFor(resource), &gateway.Options{
 		Org: cfg.org, BaseURL: baseURL, Lease: cfg.lease, Secret: key, Logger: log, AuthServers: authServers,
+		Profiles: profiles(cfg.evaluator.offered(), tools),
+		Observe:  obs.toolCalls(),
+		InboxURL: baseURL + inbox.Path,
 	})
 	if err != nil {
 		return err
@@ -221,7 +265,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		return err
 	}
 	g.Mount(inbox.Path, in.Handler())
-	servers := []served{{ln, gateway.LimitConcurrency(g.Handler(), nil)}}
+	servers := []served{{ln, obs.requests(gateway.LimitConcurrency(g.Handler(), nil))}}
 	if asLn != nil {
 		as, err := oauth.New(issuer, &oauth.Options{
 			Issuer: authServers[0], Resource: resource, StateFile: filepath.Join(data, oauthStateFile),
@@ -230,14 +274,15 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		if err != nil {
 			return err
 		}
-		servers = append(servers, served{asLn, as.Handler()})
+		servers = append(servers, served{asLn, obs.requests(as.Handler())})
 	}
 	return serveAll(ctx, servers, func() {
 		agentTok, _ := issuer.Issue(auth.Identity{ID: "a_dev", Kind: auth.KindAgent}, 30*24*time.Hour)
 		personTok, _ := issuer.Issue(auth.Identity{ID: "dev@example.com", Kind: auth.KindPerson, Groups: gs}, 30*24*time.Hour)
 		opTok, _ := issuer.Issue(auth.Identity{ID: "u_ops", Kind: auth.KindOperator, Groups: []string{interpreter.DefaultOperators}}, 30*24*time.Hour)
+		fmt.Fprintf(stdout, "Check evaluator: %s\n", cfg.evaluator.describe())
 		fmt.Fprintf(stdout, "Temporal UI: %s\n", tsrv.UIAddress())
-		fmt.Fprintf(stdout, "Temporal frontend: %s (namespace %s)\n", tsrv.FrontendAddress(), tsrv.Namespace())
+		fmt.Fprintf(stdout, "Temporal frontend: %s (namespace %s, state in %s)\n", tsrv.FrontendAddress(), tsrv.Namespace(), store)
 		fmt.Fprintf(stdout, "Dev tokens (30 days; more with 'baton token --data %s'):\n", cfg.data)
 		fmt.Fprintf(stdout, "  agent a_dev:             %s\n", agentTok)
 		fmt.Fprintf(stdout, "  person dev@example.com:  %s\n", personTok)
@@ -245,9 +290,37 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		if len(authServers) > 0 {
 			fmt.Fprintf(stdout, "OAuth sign-in: %s (MCP clients need only the MCP URL)\n", authServers[0])
 		}
+		if obs.metricsURL != "" {
+			fmt.Fprintf(stdout, "Metrics: %s\n", obs.metricsURL)
+		}
 		fmt.Fprintf(stdout, "Inbox: %s (people and operators sign in here)\n", inboxURL)
 		fmt.Fprintf(stdout, "MCP: %s\n", resource)
 	})
+}
+
+// Where baton dev's Temporal keeps its state (--temporal-store).
+const (
+	storePostgres = "postgres"
+	storeSQLite   = "sqlite"
+	// sqliteFile, in the data folder, is Temporal's SQLite database.
+	sqliteFile = "temporal.db"
+)
+
+// temporalStore resolves --temporal-store: as given, else PostgreSQL,
+// which takes Temporal's writes in parallel (measured faster under load),
+// unless the data folder already keeps Temporal's state in SQLite: its
+// runs stay where they are.
+func temporalStore(flag, data string) (string, error) {
+	switch flag {
+	case storePostgres, storeSQLite:
+		return flag, nil
+	case "":
+		if _, err := os.Stat(filepath.Join(data, sqliteFile)); err == nil {
+			return storeSQLite, nil
+		}
+		return storePostgres, nil
+	}
+	return "", fmt.Errorf("--temporal-store %q: want postgres or sqlite", flag)
 }
 
 // oauthStateFile, in the data folder, keeps the clients registered with the

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -23,5 +25,31 @@ func TestDevWarnsWhenListeningBeyondLoopback(t *testing.T) {
 		if strings.Contains(stderr, "BEYOND THIS MACHINE") {
 			t.Errorf("%s: warned about a loopback address: %q", listen, stderr)
 		}
+	}
+}
+
+// --temporal-store: PostgreSQL by default, SQLite on request, and a data
+// folder whose Temporal state is in SQLite keeps it there.
+func TestDevTemporalStore(t *testing.T) {
+	t.Parallel()
+	code, _, stderr := runBaton("dev", "--temporal-store", "mysql", "--data", filepath.Join(t.TempDir(), "never"))
+	if code != 2 || !strings.Contains(stderr, "--temporal-store") {
+		t.Errorf("--temporal-store mysql: exit %d, stderr %q; want 2 naming the flag", code, stderr)
+	}
+
+	data := postgresDataDir(t)
+	cfg := devConfigFor(data)
+	cfg.temporalStore = storeSQLite
+	dev := launchDev(t, cfg)
+	if !strings.Contains(dev.printed, "state in sqlite") {
+		t.Errorf("--temporal-store sqlite printed:\n%s", dev.printed)
+	}
+	dev.stop()
+	if _, err := os.Stat(filepath.Join(data, sqliteFile)); err != nil {
+		t.Fatalf("--temporal-store sqlite made no %s: %v", sqliteFile, err)
+	}
+	dev = launchDev(t, devConfigFor(data))
+	if !strings.Contains(dev.printed, "state in sqlite") {
+		t.Errorf("a data folder with a %s, no --temporal-store, printed:\n%s", sqliteFile, dev.printed)
 	}
 }

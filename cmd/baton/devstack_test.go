@@ -10,12 +10,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	temporaldev "github.com/baton-run/baton/temporal-dev"
 )
 
 // devRun is one `baton dev` running in this process.
 type devRun struct {
 	mcpURL, asURL string
 	inboxURL      string
+	metricsURL    string // with --ops-listen
 	printed       string // what it printed up to being ready
 	stop          func() // stops it and reports an error it returned; idempotent
 }
@@ -49,6 +52,7 @@ func launchDev(t *testing.T, cfg devConfig) *devRun {
 	mcpLine := regexp.MustCompile(`(?m)^MCP: (\S+)$`)
 	asLine := regexp.MustCompile(`(?m)^OAuth sign-in: (\S+) `)
 	inboxLine := regexp.MustCompile(`(?m)^Inbox: (\S+) `)
+	metricsLine := regexp.MustCompile(`(?m)^Metrics: (\S+)$`)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		printed := out.String()
@@ -59,6 +63,9 @@ func launchDev(t *testing.T, cfg devConfig) *devRun {
 			}
 			if in := inboxLine.FindStringSubmatch(printed); in != nil {
 				r.inboxURL = in[1]
+			}
+			if m := metricsLine.FindStringSubmatch(printed); m != nil {
+				r.metricsURL = m[1]
 			}
 			return r
 		}
@@ -79,7 +86,8 @@ func launchDev(t *testing.T, cfg devConfig) *devRun {
 func devConfigFor(data string) devConfig {
 	return devConfig{
 		listen: "127.0.0.1:0", oauthListen: "127.0.0.1:0", data: data,
-		org: "o_default", lease: 10 * time.Minute, roles: roleFlag{},
+		org: "o_default", lease: 10 * time.Minute, roles: roleFlag{}, evaluator: evaluatorConfig{def: "unsure"},
+		temporalDatabase: temporaldev.DefaultPostgresDatabase,
 	}
 }
 

@@ -28,6 +28,7 @@ var commands = map[string]command{
 	"processes": {run: runProcesses, summary: "list published processes"},
 	"bench":     {run: runBench, summary: "measure a running Baton under load, against Temporal's own floor"},
 	"runs":      {run: runRuns, summary: "list, show and cancel runs, as an operator"},
+	"temporal":  {run: runTemporal, summary: "run Temporal alone on PostgreSQL, beside baton worker and gateway processes"},
 }
 
 func main() {

@@ -58,6 +58,13 @@ func startDev(t *testing.T) *devStack {
 	data := t.TempDir()
 	cfg := devConfigFor(data)
 	cfg.databaseURL = pgtest.NewDatabase(t)
+	// Temporal's databases go beside the test's own, under its name: tests
+	// share the PostgreSQL server.
+	u, err := url.Parse(cfg.databaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.temporalDatabase = strings.TrimPrefix(u.Path, "/") + "_temporal"
 	cfg.processes = listFlag{filepath.Join(fixturesDir(t), "invoice-approval")}
 	d := launchDev(t, cfg)
 	if d.asURL == "" {

@@ -16,6 +16,7 @@ import (
 // registryFlags are what import, publish and processes need.
 type registryFlags struct {
 	databaseURL, data, org, by string
+	check                      bool
 }
 
 func (r *registryFlags) register(fl *flag.FlagSet) {
@@ -23,6 +24,7 @@ func (r *registryFlags) register(fl *flag.FlagSet) {
 	stringFlag(fl, &r.data, "data", ".baton", "data folder of baton dev: its PostgreSQL is used, whether baton dev runs or not, unless --database-url is given")
 	stringFlag(fl, &r.org, "org", "o_default", "organization id")
 	stringFlag(fl, &r.by, "by", "cli", "who is importing or publishing")
+	boolFlag(fl, &r.check, "check", false, "the deployment's workers have a check evaluator, so check-1 processes may be published (always so for baton dev's --data)")
 }
 
 // open opens the registry in --database-url, else in the PostgreSQL of the
@@ -43,6 +45,10 @@ func (r *registryFlags) open(ctx context.Context, stderr io.Writer) (*gateway.Re
 		return nil, nil, err
 	}
 	offer := interpreter.DefaultOffer()
+	if r.check || r.databaseURL == "" {
+		// baton dev always has an evaluator (by default the unsure one).
+		offer.Profiles = append(offer.Profiles, interpreter.ProfileCheck)
+	}
 	return gateway.NewRegistry(st, r.org, offer), func() { st.Close(); release() }, nil
 }
 

@@ -54,6 +54,9 @@ func TestRegistryThroughDevData(t *testing.T) {
 	data := postgresDataDir(t)
 	fixtures := fixturesDir(t)
 	dev := launchDev(t, devConfigFor(data))
+	if !strings.Contains(dev.printed, "state in postgres") {
+		t.Errorf("a new data folder keeps Temporal's state elsewhere than PostgreSQL:\n%s", dev.printed)
+	}
 
 	out := batonOK(t, "import", "--data", data, filepath.Join(fixtures, "invoice-approval"))
 	if !strings.Contains(out, "draft of invoice-approval") || !strings.Contains(out, "roles to bind: finance-controller, cfo") {
@@ -83,6 +86,9 @@ func TestRegistryThroughDevData(t *testing.T) {
 	}
 
 	dev = launchDev(t, devConfigFor(data))
+	if !strings.Contains(dev.printed, "state in postgres") {
+		t.Errorf("dev restarted keeps Temporal's state elsewhere than PostgreSQL:\n%s", dev.printed)
+	}
 	if got := devProcesses(t, dev.mcpURL, data); !slices.Equal(got, []string{"invoice-approval", "support-escalation"}) {
 		t.Fatalf("dev restarted offers %v, want both processes", got)
 	}

@@ -17,10 +17,13 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/baton-run/baton/activities"
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/inbox"
+	"github.com/baton-run/baton/internal/telemetry"
 	"github.com/baton-run/baton/workflows"
 )
 
@@ -33,6 +36,7 @@ Flags (flags win over environment variables, which win over defaults):
 
 // serveConfig is the configuration of serve, gateway and worker.
 type serveConfig struct {
+	opsConfig
 	listen, baseURL, org, databaseURL, secretFile     string
 	temporalAddress, namespace, taskQueue             string
 	tlsCert, tlsKey, tlsCA, tlsServerName             string
@@ -43,9 +47,13 @@ type serveConfig struct {
 	lease, uploadQuotaWindow, requestRetention        time.Duration
 	maxUpload, maxRequests                            int
 	uploadQuota                                       int64
+	evaluator                                         evaluatorConfig
+	tools                                             string
+	workflowCache                                     int
 }
 
 func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
+	c.opsConfig.flags(fl)
 	stringFlag(fl, &c.databaseURL, "database-url", "", "PostgreSQL URL (required)")
 	stringFlag(fl, &c.temporalAddress, "temporal-address", "127.0.0.1:7233", "Temporal frontend host:port")
 	stringFlag(fl, &c.namespace, "namespace", "default", "Temporal namespace")
@@ -54,14 +62,17 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 	stringFlag(fl, &c.tlsKey, "tls-key", "", "client key for Temporal (mTLS)")
 	stringFlag(fl, &c.tlsCA, "tls-ca", "", "CA bundle that signed Temporal's certificate")
 	stringFlag(fl, &c.tlsServerName, "tls-server-name", "", "server name to verify on Temporal's certificate")
+	stringFlag(fl, &c.org, "org", "o_default", "organization id")
+	c.evaluator.register(fl, "none")
+	stringFlag(fl, &c.tools, "tools", "", "tool registration file (YAML) of the baton-tools-1 profile; give gateways and workers the same file")
 	if workerFlags {
+		intFlag(fl, &c.workflowCache, "workflow-cache", defaultWorkflowCache, "runs the worker keeps in memory between their tasks; others are replayed from history when they next have work")
 		stringFlag(fl, &c.webhook, "webhook", "", "URL receiving overdue notifications as JSON POSTs")
 		stringFlag(fl, &c.inboxURL, "inbox-url", "", "web inbox URL that overdue notifications link to (default with serve: BASE-URL/inbox/ when the inbox is on)")
 	}
 	if gatewayFlags {
 		stringFlag(fl, &c.listen, "listen", "127.0.0.1:8080", "gateway address")
 		stringFlag(fl, &c.baseURL, "base-url", "", "public URL of the gateway (default http://LISTEN)")
-		stringFlag(fl, &c.org, "org", "o_default", "organization id")
 		stringFlag(fl, &c.secretFile, "secret-file", "baton-secret.key", "master key for claim tokens and file links (created if missing)")
 		stringFlag(fl, &c.jwksURL, "jwks-url", "", "JWKS of the OAuth issuer whose access tokens are accepted")
 		stringFlag(fl, &c.issuer, "issuer", "", "the tokens' iss, named as the authorization server in the MCP metadata")
@@ -81,8 +92,14 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 	}
 }
 
-func (c *serveConfig) temporalClient(ctx context.Context, log *slog.Logger) (client.Client, error) {
-	opts := client.Options{HostPort: c.temporalAddress, Namespace: c.namespace}
+// temporalClient connects to Temporal. The client, and the workers made
+// from it, log to log and report to obs.
+func (c *serveConfig) temporalClient(ctx context.Context, obs *observing, log *slog.Logger) (client.Client, error) {
+	opts := client.Options{HostPort: c.temporalAddress, Namespace: c.namespace, Logger: sdklog.NewStructuredLogger(log),
+		DataConverter: workflows.DataConverter}
+	if err := telemetry.Temporal(&opts, obs.metrics, obs.tracing); err != nil {
+		return nil, err
+	}
 	if c.tlsCert != "" || c.tlsCA != "" {
 		t := &tls.Config{ServerName: c.tlsServerName, MinVersion: tls.VersionTLS12}
 		if c.tlsCert != "" {
@@ -190,6 +207,14 @@ func (c *serveConfig) gatewayQuota() gateway.UploadQuota {
 	return gateway.UploadQuota{Bytes: c.uploadQuota, Window: c.uploadQuotaWindow}
 }
 
+// inboxBase is the inbox's address when the inbox is on, else "".
+func (c *serveConfig) inboxBase() string {
+	if c.inboxClientID == "" {
+		return ""
+	}
+	return strings.TrimRight(c.publicURL(), "/") + inbox.Path
+}
+
 // inbox returns the web inbox of g, signing people in with OpenID Connect
 // at --issuer, or nil when --inbox-client-id is not given.
 func (c *serveConfig) inbox(g *gateway.Gateway, key []byte, log *slog.Logger) (*inbox.Inbox, error) {
@@ -250,7 +275,11 @@ func serveCommand(name, about string, withGateway, withWorker bool, args []strin
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log, err := cfg.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "baton %s: %v\n", name, err)
+		return 2
+	}
 	if err := serve(ctx, cfg, withGateway, withWorker, stdout, log); err != nil {
 		fmt.Fprintf(stderr, "baton %s: %v\n", name, err)
 		return 1
@@ -259,24 +288,49 @@ func serveCommand(name, about string, withGateway, withWorker bool, args []strin
 }
 
 func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, stdout io.Writer, log *slog.Logger) error {
+	obs, err := cfg.observe(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer obs.stop()
+	if obs.metricsURL != "" {
+		fmt.Fprintf(stdout, "Metrics: %s\n", obs.metricsURL)
+	}
 	var v auth.Verifier
 	if withGateway {
-		var err error
 		if v, err = cfg.verifier(ctx, log); err != nil {
 			return err
 		}
 	}
-	c, err := cfg.temporalClient(ctx, log)
+	c, err := cfg.temporalClient(ctx, obs, log)
 	if err != nil {
 		return fmt.Errorf("connect to Temporal at %s: %w", cfg.temporalAddress, err)
 	}
 	defer c.Close()
+	tools := false
+	if cfg.tools != "" {
+		st, err := openStore(ctx, cfg.databaseURL)
+		if err != nil {
+			return err
+		}
+		tools, err = registerTools(ctx, st, cfg.org, cfg.tools, stdout)
+		st.Close()
+		if err != nil {
+			return err
+		}
+	}
 	if withWorker {
 		inboxURL := cfg.inboxURL
 		if inboxURL == "" && withGateway && cfg.inboxClientID != "" {
 			inboxURL = strings.TrimRight(cfg.publicURL(), "/") + inbox.Path
 		}
-		stopWorker, err := startWorker(ctx, cfg.databaseURL, c, cfg.taskQueue, cfg.webhook, inboxURL, log)
+		ev, err := cfg.evaluator.build()
+		if err != nil {
+			return err
+		}
+		stopWorker, err := startWorker(ctx, cfg.databaseURL, c, cfg.taskQueue, cfg.workflowCache, obs.metrics, activities.Options{
+			WebhookURL: cfg.webhook, InboxURL: inboxURL, Logger: log, Evaluator: ev,
+		})
 		if err != nil {
 			return err
 		}
@@ -303,7 +357,8 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 	g, err := gateway.New(st, runs, v, &gateway.Options{
 		Org: cfg.org, BaseURL: cfg.publicURL(), Lease: cfg.lease,
 		MaxUploadBytes: cfg.maxUpload, Secret: key, Logger: log, AuthServers: cfg.authServers(),
-		UploadQuota: cfg.gatewayQuota(),
+		UploadQuota: cfg.gatewayQuota(), Profiles: profiles(cfg.evaluator.offered(), tools),
+		Observe: obs.toolCalls(), InboxURL: cfg.inboxBase(),
 	})
 	if err != nil {
 		return err
@@ -316,7 +371,7 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 		g.Mount(inbox.Path, in.Handler())
 	}
 	go sweepRequests(ctx, g, cfg.requestRetention, log)
-	h := gateway.LimitConcurrency(g.Handler(), &gateway.ConcurrencyOptions{MaxRequests: cfg.maxRequests})
+	h := obs.requests(gateway.LimitConcurrency(g.Handler(), &gateway.ConcurrencyOptions{MaxRequests: cfg.maxRequests}))
 	return serveHTTP(ctx, cfg.listen, h, func(url string) {
 		if in != nil {
 			fmt.Fprintf(stdout, "Inbox: %s\n", in.URL())

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"time"
@@ -16,9 +15,12 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/baton-run/baton/activities"
+	"github.com/baton-run/baton/activities/downstream"
+	"github.com/baton-run/baton/activities/evaluator"
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/telemetry"
 	"github.com/baton-run/baton/workflows"
 )
 
@@ -35,17 +37,44 @@ func openStore(ctx context.Context, url string) (*store.Store, error) {
 	return st, nil
 }
 
+// defaultWorkflowCache is how many runs a worker keeps in memory by
+// default. A run mostly waits on people, so most cached runs would sit
+// idle; see docs/design.md for the measurement behind it.
+const defaultWorkflowCache = 2000
+
 // startWorker registers the workflow and the activities on a task queue.
 // The worker writes the read model through a pool of its own, never the
 // gateway's (see store.Open); stop it with the returned function.
-func startWorker(ctx context.Context, dbURL string, c client.Client, queue, webhook, inboxURL string, log *slog.Logger) (stop func(), err error) {
+//
+// cache is how many runs the worker keeps in memory between their
+// workflow tasks (Temporal's sticky cache); a run not kept is replayed from
+// its history when it next has work. Zero keeps the SDK's default.
+func startWorker(ctx context.Context, dbURL string, c client.Client, queue string, cache int, m *telemetry.Metrics, opts activities.Options) (stop func(), err error) {
 	st, err := openStore(ctx, dbURL)
 	if err != nil {
 		return nil, err
 	}
+	if cache > 0 {
+		// Process-wide in the SDK: every worker of this process shares it.
+		worker.SetStickyWorkflowCacheSize(cache)
+	}
 	w := worker.New(c, queue, worker.Options{})
 	workflows.Register(w)
-	acts, err := activities.New(st, c, &activities.Options{WebhookURL: webhook, InboxURL: inboxURL, Logger: log})
+	if m != nil {
+		// Every run's read-model write, evaluator call and downstream call
+		// is counted.
+		opts.Metrics = m
+		if opts.Evaluator != nil {
+			opts.Evaluator = evaluator.Observed(opts.Evaluator, m.EvaluatorCall)
+		}
+		d, err := downstream.New(&downstream.Options{Observe: m.DownstreamCall})
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		opts.Downstream = d
+	}
+	acts, err := activities.New(st, c, &opts)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -140,27 +169,4 @@ func serveAll(ctx context.Context, servers []served, ready func()) error {
 		}
 	}
 	return err
-}
-
-// serveOps serves the operator listener: Go's profiles under /debug/pprof.
-// It is for operators only; keep it on loopback or a private network.
-func serveOps(addr string, log *slog.Logger) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("operator listener stopped", "error", err)
-		}
-	}()
-	log.Info("operator listener", "url", "http://"+ln.Addr().String()+"/debug/pprof/")
-	return func() { _ = srv.Close() }, nil
 }

@@ -46,11 +46,11 @@ func Middleware(v Verifier, resourceMetadataURL string, log *slog.Logger) func(h
 	verify := func(ctx context.Context, token string, r *http.Request) (*sdkauth.TokenInfo, error) {
 		id, exp, err := v(ctx, token)
 		if errors.Is(err, ErrInvalidToken) {
-			log.Info("bearer token refused", "remote", r.RemoteAddr, "reason", err)
+			log.InfoContext(r.Context(), "bearer token refused", "remote", r.RemoteAddr, "reason", err)
 			return nil, errRefusedToken
 		}
 		if err != nil {
-			log.Error("bearer token could not be checked", "remote", r.RemoteAddr, "error", err)
+			log.ErrorContext(r.Context(), "bearer token could not be checked", "remote", r.RemoteAddr, "error", err)
 			return nil, errVerifierFailed
 		}
 		return &sdkauth.TokenInfo{

@@ -249,7 +249,7 @@ func (in *Inbox) call(ctx context.Context, s *session, tool string, args map[str
 	raw, err := in.tools.Call(ctx, s.identity(), tool, b)
 	if err != nil {
 		if _, ok := refusal(err); !ok {
-			in.opts.Logger.Error("inbox: tool failed", "tool", tool, "identity", s.ID, "error", err)
+			in.opts.Logger.ErrorContext(ctx, "inbox: tool failed", "tool", tool, "identity", s.ID, "error", err)
 		}
 		return err
 	}
@@ -257,7 +257,7 @@ func (in *Inbox) call(ctx context.Context, s *session, tool string, args map[str
 		return nil
 	}
 	if err := decodeExact(raw, out); err != nil {
-		in.opts.Logger.Error("inbox: tool result not understood", "tool", tool, "error", err)
+		in.opts.Logger.ErrorContext(ctx, "inbox: tool result not understood", "tool", tool, "error", err)
 		return fmt.Errorf("read the result of %s: %w", tool, err)
 	}
 	return nil

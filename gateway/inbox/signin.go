@@ -105,7 +105,7 @@ func (in *Inbox) startOIDC(w http.ResponseWriter, r *http.Request, next string) 
 	f := flow{State: randomHex(16), Nonce: randomHex(16), Verifier: randomHex(32), Next: next, Exp: in.now().Add(flowTTL).Unix()}
 	target, err := in.oidc.authURL(r.Context(), f)
 	if err != nil {
-		in.opts.Logger.Error("inbox: OpenID Connect discovery", "error", err)
+		in.opts.Logger.ErrorContext(r.Context(), "inbox: OpenID Connect discovery", "error", err)
 		in.fail(w, r, nil, http.StatusBadGateway, "The sign-in provider could not be reached. Try again in a moment.")
 		return
 	}
@@ -142,7 +142,7 @@ func (in *Inbox) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	id, err := in.oidc.exchange(r.Context(), q.Get("code"), f)
 	if err != nil {
-		in.opts.Logger.Warn("inbox: OpenID Connect sign-in refused", "error", err)
+		in.opts.Logger.WarnContext(r.Context(), "inbox: OpenID Connect sign-in refused", "error", err)
 		in.fail(w, r, nil, http.StatusUnauthorized, "The sign-in did not succeed: "+err.Error())
 		return
 	}

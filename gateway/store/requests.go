@@ -22,6 +22,13 @@ type Request struct {
 	// record is still running (inside its transaction).
 	Result    json.RawMessage
 	CreatedAt time.Time
+	// Attempt counts the tries of a write that Temporal answered with a
+	// refusal it remembers (see RetryRequest); each try has an update id
+	// of its own.
+	Attempt int
+	// Refused is set on a reservation whose call was refused: another
+	// call may take it over at once.
+	Refused bool
 }
 
 const (
@@ -41,7 +48,7 @@ UPDATE requests SET result = $3 WHERE org = $1 AND request_id = $2`
 	sqlDeleteRequestsBefore = `
 DELETE FROM requests WHERE created_at < $1`
 
-	requestColumns = `org, request_id, tool, digest, result, created_at`
+	requestColumns = `org, request_id, tool, digest, result, created_at, attempt, refused`
 
 	// sqlReserveRequest inserts a record without a result, or returns the
 	// one there: created tells which.
@@ -58,12 +65,16 @@ SELECT ` + requestColumns + `, false FROM requests
 WHERE org = $1 AND request_id = $2 AND NOT EXISTS (SELECT 1 FROM ins)`
 
 	// sqlTakeOverRequest gives an abandoned reservation (no result, older
-	// than $5) to a call with another digest.
+	// than $5, or refused) to a call with another digest.
 	sqlTakeOverRequest = `
-UPDATE requests SET tool = $3, digest = $4, created_at = now()
+UPDATE requests SET tool = $3, digest = $4, created_at = now(), refused = false
 WHERE org = $1 AND request_id = $2 AND result IS NULL AND digest <> $4
-  AND created_at < now() - $5::interval
+  AND (refused OR created_at < now() - $5::interval)
 RETURNING ` + requestColumns
+
+	sqlRetryRequest = `
+UPDATE requests SET attempt = attempt + 1, refused = true
+WHERE org = $1 AND request_id = $2 AND digest = $3 AND result IS NULL`
 
 	sqlReleaseRequest = `
 DELETE FROM requests WHERE org = $1 AND request_id = $2 AND digest = $3 AND result IS NULL`
@@ -75,6 +86,22 @@ INSERT INTO requests (org, request_id, tool, digest, result)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (org, request_id) DO UPDATE SET result = EXCLUDED.result
 WHERE requests.digest = EXCLUDED.digest AND requests.result IS NULL`
+
+	sqlReplaceAnswer = `
+UPDATE requests SET result = $4
+WHERE org = $1 AND request_id = $2 AND digest = $3 AND result IS DISTINCT FROM $4::jsonb`
+
+	// sqlRecordRunAnswer is sqlRecordAnswer for an answer published with
+	// its run's row (run $6 at seq $7): when this very transaction wrote
+	// that row, the answer replaces one of the same digest recorded by an
+	// earlier attempt of the workflow task (see UpsertRun).
+	sqlRecordRunAnswer = `
+INSERT INTO requests (org, request_id, tool, digest, result)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (org, request_id) DO UPDATE SET result = EXCLUDED.result
+WHERE requests.digest = EXCLUDED.digest AND (requests.result IS NULL OR EXISTS (
+    SELECT 1 FROM runs WHERE org = $1 AND run_id = $6 AND seq = $7
+      AND xmin = pg_current_xact_id()::xid))`
 )
 
 // AbandonAfter is how long a reservation without a result binds its
@@ -95,8 +122,9 @@ func (r Request) check() error {
 // (another digest). One without a Result is a call still running or one
 // that died before answering: with the same digest the caller goes on
 // (the write underneath is idempotent by itself); with another digest it
-// is a conflict, unless the reservation is older than AbandonAfter, in
-// which case this call takes it over (created is then true).
+// is a conflict, unless the reservation is older than AbandonAfter or its
+// call was refused, in which case this call takes it over (created is then
+// true).
 func (s *Store) ReserveRequest(ctx context.Context, q Querier, r Request) (stored Request, created bool, err error) {
 	if err := r.check(); err != nil {
 		return Request{}, false, err
@@ -105,7 +133,7 @@ func (s *Store) ReserveRequest(ctx context.Context, q Querier, r Request) (store
 	for range 3 {
 		var c bool
 		row := q.QueryRow(ctx, sqlReserveRequest, r.Org, r.RequestID, r.Tool, r.Digest)
-		err = row.Scan(&stored.Org, &stored.RequestID, &stored.Tool, &stored.Digest, &stored.Result, &stored.CreatedAt, &c)
+		err = row.Scan(&stored.Org, &stored.RequestID, &stored.Tool, &stored.Digest, &stored.Result, &stored.CreatedAt, &stored.Attempt, &stored.Refused, &c)
 		if err == pgx.ErrNoRows {
 			continue // inserted and committed by another call between the two halves
 		}
@@ -138,6 +166,17 @@ func (s *Store) ReleaseRequest(ctx context.Context, q Querier, r Request) error 
 	return nil
 }
 
+// RetryRequest marks the reservation of a call that Temporal refused and
+// remembers refusing under its update id: the next call with the
+// requestId runs as a new attempt, under a new update id, and a call with
+// other arguments may take the requestId over at once.
+func (s *Store) RetryRequest(ctx context.Context, q Querier, r Request) error {
+	if _, err := s.q(q).Exec(ctx, sqlRetryRequest, r.Org, r.RequestID, r.Digest); err != nil {
+		return fmt.Errorf("store: retry request %s: %w", r.RequestID, err)
+	}
+	return nil
+}
+
 // RecordAnswer stores a call's answer (r.Result) under its requestId: into
 // its reservation, or as a new record when there is none. A record of the
 // requestId with another digest is left as it is.
@@ -150,6 +189,23 @@ func (s *Store) RecordAnswer(ctx context.Context, q Querier, r Request) error {
 	}
 	if _, err := s.q(q).Exec(ctx, sqlRecordAnswer, r.Org, r.RequestID, r.Tool, r.Digest, []byte(r.Result)); err != nil {
 		return fmt.Errorf("store: record answer %s: %w", r.RequestID, err)
+	}
+	return nil
+}
+
+// ReplaceAnswer replaces the answer recorded under r's requestId and digest
+// with r.Result: the record of a run's write held an answer its run never
+// kept (see UpsertRun), and the run has now answered what it kept. A record
+// of another digest, or none, is left as it is.
+func (s *Store) ReplaceAnswer(ctx context.Context, q Querier, r Request) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	if r.Result == nil {
+		return fmt.Errorf("store: replace answer %s: result is nil", r.RequestID)
+	}
+	if _, err := s.q(q).Exec(ctx, sqlReplaceAnswer, r.Org, r.RequestID, r.Digest, []byte(r.Result)); err != nil {
+		return fmt.Errorf("store: replace answer %s: %w", r.RequestID, err)
 	}
 	return nil
 }
@@ -235,6 +291,6 @@ func (s *Store) DeleteRequestsBefore(ctx context.Context, q Querier, t time.Time
 
 func scanRequest(row pgx.CollectableRow) (Request, error) {
 	var r Request
-	err := row.Scan(&r.Org, &r.RequestID, &r.Tool, &r.Digest, &r.Result, &r.CreatedAt)
+	err := row.Scan(&r.Org, &r.RequestID, &r.Tool, &r.Digest, &r.Result, &r.CreatedAt, &r.Attempt, &r.Refused)
 	return r, err
 }

@@ -107,3 +107,29 @@ func TestPutRequestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// A record whose answer its run never kept is replaced by the answer the
+// run gives; a record of another digest is not.
+func TestReplaceAnswer(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := store.Request{Org: org, RequestID: "req-1", Tool: "claim", Digest: []byte{1}, Result: json.RawMessage(`{"at":1}`)}
+	if err := b.store.RecordAnswer(b.ctx, nil, r); err != nil {
+		t.Fatal(err)
+	}
+	other := r
+	other.Digest, other.Result = []byte{2}, json.RawMessage(`{"at":3}`)
+	if err := b.store.ReplaceAnswer(b.ctx, nil, other); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := b.store.GetRequest(b.ctx, org, "req-1"); string(got.Result) != `{"at": 1}` {
+		t.Fatalf("a call of another digest replaced the answer: %s", got.Result)
+	}
+	r.Result = json.RawMessage(`{"at":2}`)
+	if err := b.store.ReplaceAnswer(b.ctx, nil, r); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := b.store.GetRequest(b.ctx, org, "req-1"); string(got.Result) != `{"at": 2}` {
+		t.Fatalf("answer after ReplaceAnswer = %s, want the run's", got.Result)
+	}
+}

@@ -79,6 +79,7 @@ ON CONFLICT (org, run_id) DO UPDATE SET
     started_by = EXCLUDED.started_by, started_at = EXCLUDED.started_at,
     updated_at = EXCLUDED.updated_at, seq = EXCLUDED.seq, final_view = EXCLUDED.final_view
 WHERE runs.seq < EXCLUDED.seq
+   OR (runs.seq = EXCLUDED.seq AND runs.updated_at < EXCLUDED.updated_at)
 RETURNING seq`
 
 // sqlReplaceWork makes the run's work rows exactly those in $3 (a JSON array
@@ -127,9 +128,16 @@ type workJSON struct {
 }
 
 // UpsertRun writes a run's row and replaces its open work with work, unless
-// the stored row already shows this or a later state (row.Seq <= stored
-// seq): then it changes nothing and returns applied false. So a retried or
-// late write never overwrites a newer one.
+// the stored row already shows this or a later state (row.Seq < stored seq,
+// or the same seq written at the same time or later): then it changes
+// nothing and returns applied false. So a retried or late write never
+// overwrites a newer one.
+//
+// The same seq written later does overwrite: the run's workflow writes its
+// read model from inside a workflow task, and when Temporal loses that task
+// (its server or its database failed before the task completed) the task
+// runs again later and writes the same seq anew. Only the later attempt is
+// what Temporal keeps; the earlier one never happened.
 //
 // It runs in its own transaction on q (a savepoint when q is a
 // transaction; nil q means the store's pool). Concurrent writers for one
@@ -143,7 +151,9 @@ func (s *Store) UpsertRun(ctx context.Context, q Querier, row RunRow, work []Wor
 // PublishRun is what a run writes after a change, in one round trip: its row
 // and open work as UpsertRun writes them (when row is not nil), and the
 // answer of the write that changed it (when answer is not nil), recorded
-// as RecordAnswer does.
+// as RecordAnswer does, except that an answer published with a row that
+// applied replaces the answer an earlier attempt of the same workflow task
+// recorded (see UpsertRun).
 func (s *Store) PublishRun(ctx context.Context, q Querier, row *RunRow, work []WorkRow, answer *Request) (applied bool, err error) {
 	if row == nil {
 		if answer == nil {
@@ -199,7 +209,7 @@ func (s *Store) PublishRun(ctx context.Context, q Querier, row *RunRow, work []W
 		if err := answer.check(); err != nil {
 			return false, err
 		}
-		b.Queue(sqlRecordAnswer, answer.Org, answer.RequestID, answer.Tool, answer.Digest, []byte(answer.Result))
+		b.Queue(sqlRecordRunAnswer, answer.Org, answer.RequestID, answer.Tool, answer.Digest, []byte(answer.Result), row.RunID, row.Seq)
 	}
 	br := s.q(q).SendBatch(ctx, b)
 	var seq int64

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +90,65 @@ func TestUpsertRunSeqGuard(t *testing.T) {
 	}
 	if len(work) != 0 {
 		t.Fatalf("work = %v, want none (the seq 7 write has none; older writes ignored)", stepIDs(work))
+	}
+}
+
+// A workflow task that Temporal lost wrote its seq and its answer; the
+// task ran again later and wrote the same seq with another time and
+// answer. The later attempt, the one Temporal kept, wins; a straggler of
+// the lost attempt arriving after it changes nothing.
+func TestPublishRunLaterAttemptWins(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	publish := func(updated time.Time, state, answer string) bool {
+		t.Helper()
+		r := run("r_1", 3, t0, `{}`)
+		r.State, r.UpdatedAt = state, updated
+		applied, err := b.store.PublishRun(b.ctx, nil, &r, []store.WorkRow{agentStep(state, updated)},
+			&store.Request{Org: org, RequestID: "req-1", Tool: "claim", Digest: []byte("d"), Result: json.RawMessage(answer)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return applied
+	}
+	check := func(state, answer string) {
+		t.Helper()
+		got, err := b.store.GetRun(b.ctx, org, "r_1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		work, err := b.store.RunWork(b.ctx, org, "r_1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := b.store.GetRequest(b.ctx, org, "req-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State != state || !slices.Equal(stepIDs(work), []string{"r_1/" + state}) || strings.ReplaceAll(string(req.Result), " ", "") != answer {
+			t.Fatalf("run %s, work %v, answer %s; want %s, [r_1/%s], %s", got.State, stepIDs(work), req.Result, state, state, answer)
+		}
+	}
+	if !publish(t0, "lost", `{"at":1}`) {
+		t.Fatal("first attempt not applied")
+	}
+	if !publish(t0.Add(time.Second), "kept", `{"at":2}`) {
+		t.Fatal("the later attempt at the same seq was not applied")
+	}
+	check("kept", `{"at":2}`)
+	if publish(t0, "lost", `{"at":1}`) {
+		t.Fatal("the lost attempt, arriving late, applied over the later one")
+	}
+	check("kept", `{"at":2}`)
+	// Another call's record of the same requestId is never touched.
+	r := run("r_1", 3, t0.Add(2*time.Second), `{}`)
+	r.State = "other"
+	if _, err := b.store.PublishRun(b.ctx, nil, &r, nil,
+		&store.Request{Org: org, RequestID: "req-1", Tool: "claim", Digest: []byte("other"), Result: json.RawMessage(`{"at":3}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if req, _ := b.store.GetRequest(b.ctx, org, "req-1"); strings.ReplaceAll(string(req.Result), " ", "") != `{"at":2}` {
+		t.Fatalf("an answer of another digest replaced the record: %s", req.Result)
 	}
 }
 

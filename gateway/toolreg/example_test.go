@@ -45,7 +45,7 @@ func TestExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	crm := f.Server("crm")
-	if crm == nil || crm.URL != "http://127.0.0.1:8090/mcp" || crm.Credentials == nil || crm.Credentials.Env != "CRM_TOKEN" {
+	if crm == nil || crm.URL != "http://127.0.0.1:8091/mcp" || crm.Credentials == nil || crm.Credentials.Env != "CRM_TOKEN" {
 		t.Fatalf("crm = %+v", crm)
 	}
 	src, err := os.ReadFile(filepath.Join(root, "refund", "PROCESS.md"))

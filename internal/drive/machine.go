@@ -22,7 +22,22 @@ type MachineOptions struct {
 	// Lease is the length of every claim's and renewal's lease. Default
 	// ten minutes.
 	Lease time.Duration
+	// Evaluator answers the check profile's questions about a submission
+	// to a checked step, as the workflow's evaluator activity does: asked
+	// twice at most, its answers judged by the run. Default none: such a
+	// submission gets retry, as from a worker without an evaluator.
+	Evaluator Evaluator
 }
+
+// An Evaluator answers a check's questions about one submission. The
+// evaluators of activities/evaluator are Evaluators.
+type Evaluator interface {
+	Evaluate(ctx context.Context, r *interpreter.CheckRequest) (*interpreter.CheckAnswers, error)
+}
+
+// evaluateAttempts is how often the machine asks the evaluator about one
+// submission, as the workflow's activity retried once.
+const evaluateAttempts = 2
 
 // defaultMachineStart is MachineOptions.Start's default.
 var defaultMachineStart = time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)
@@ -158,10 +173,11 @@ func wire(v, out any) error {
 }
 
 // write applies one command to a run the way the workflow does: the
-// machine's check first (the update's validator), then the command. A
-// check that disagrees with the command, or a refusal that changed the
-// run, is the machine failing.
-func (d *Machine) write(runID string, cmd interpreter.Command) (any, error) {
+// machine's check first (the update's validator), then the command, then,
+// when the command asks for a check of its submission, the evaluator and
+// the check's verdict (see check). A check that disagrees with the
+// command, or a refusal that changed the run, is the machine failing.
+func (d *Machine) write(ctx context.Context, runID string, cmd interpreter.Command) (any, error) {
 	m, err := d.machine(runID)
 	if err != nil {
 		return nil, err
@@ -187,13 +203,62 @@ func (d *Machine) write(runID string, cmd interpreter.Command) (any, error) {
 		}
 		return nil, err
 	}
+	if need, ok := res.(*interpreter.CheckNeeded); ok {
+		return d.check(ctx, m, cmd, need)
+	}
 	return res, nil
 }
 
-func (d *Machine) view(runID string, cmd interpreter.Command) (*interpreter.View, error) {
+// check asks the evaluator about a submission the run holds for its check
+// and applies the answers, as the workflow's runCheck does. It returns the
+// run view when the submission was accepted (the step completed, or
+// escalated on an unsure verdict) and the check's refusal otherwise; a
+// refusal here may have changed the run (a failed check's handoff).
+func (d *Machine) check(ctx context.Context, m *interpreter.Machine, cmd interpreter.Command, need *interpreter.CheckNeeded) (any, error) {
+	done := interpreter.CheckDone{CheckID: need.CheckID, StepID: need.StepID, Request: need.Request}
+	switch c := cmd.(type) {
+	case interpreter.Submit:
+		done.Submission, done.By = c.Submission, c.Actor.ID
+	case interpreter.Decide:
+		done.Submission, done.By, done.WorkItemID = c.Submission, c.Actor.ID, c.WorkItemID
+	default:
+		return nil, fmt.Errorf("machine: a %T asked for a check", cmd)
+	}
+	ev := d.opts.Evaluator
+	if ev == nil {
+		done.Failure = "no evaluator is configured for the check profile"
+	} else {
+		if named, ok := ev.(interface{ Model() string }); ok {
+			done.Model = named.Model()
+		}
+		for range evaluateAttempts {
+			a, err := ev.Evaluate(ctx, need.Request)
+			if err == nil {
+				err = interpreter.ValidateCheckAnswers(need.Request, a)
+			}
+			if err == nil {
+				done.Answers, done.Failure = a, ""
+				break
+			}
+			done.Failure = err.Error()
+		}
+	}
+	res, err := m.Apply(done, d.now)
+	d.takeEffects()
+	if err != nil {
+		return nil, err
+	}
+	out := res.(*interpreter.CheckOutcome)
+	if out.Refusal != nil {
+		return nil, out.Refusal
+	}
+	return out.View, nil
+}
+
+func (d *Machine) view(ctx context.Context, runID string, cmd interpreter.Command) (*interpreter.View, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	res, err := d.write(runID, cmd)
+	res, err := d.write(ctx, runID, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +326,7 @@ func (d *Machine) Claim(ctx context.Context, agent Who, runID, stepID string) (*
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	l := lease{runID, stepID, d.leaseID()}
-	res, err := d.write(runID, interpreter.Claim{StepID: stepID, Actor: agent, LeaseID: l.id, Lease: d.opts.Lease})
+	res, err := d.write(ctx, runID, interpreter.Claim{StepID: stepID, Actor: agent, LeaseID: l.id, Lease: d.opts.Lease})
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +342,7 @@ func (d *Machine) Renew(ctx context.Context, agent Who, token, progress string) 
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	next := lease{l.run, l.step, d.leaseID()}
-	res, err := d.write(l.run, interpreter.Renew{StepID: l.step, LeaseID: l.id, Actor: agent, NewLeaseID: next.id, Lease: d.opts.Lease, Progress: progress})
+	res, err := d.write(ctx, l.run, interpreter.Renew{StepID: l.step, LeaseID: l.id, Actor: agent, NewLeaseID: next.id, Lease: d.opts.Lease, Progress: progress})
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +355,7 @@ func (d *Machine) Submit(ctx context.Context, agent Who, token string, w Work) (
 	if err != nil {
 		return nil, err
 	}
-	return d.view(l.run, interpreter.Submit{StepID: l.step, LeaseID: l.id, Actor: agent, Submission: d.files.submission(w)})
+	return d.view(ctx, l.run, interpreter.Submit{StepID: l.step, LeaseID: l.id, Actor: agent, Submission: d.files.submission(w)})
 }
 
 func (d *Machine) Escalate(ctx context.Context, agent Who, token, note string) (*interpreter.View, error) {
@@ -298,17 +363,17 @@ func (d *Machine) Escalate(ctx context.Context, agent Who, token, note string) (
 	if err != nil {
 		return nil, err
 	}
-	return d.view(l.run, interpreter.Escalate{StepID: l.step, LeaseID: l.id, Actor: agent, Note: note})
+	return d.view(ctx, l.run, interpreter.Escalate{StepID: l.step, LeaseID: l.id, Actor: agent, Note: note})
 }
 
 func (d *Machine) Decide(ctx context.Context, who Who, runID string, dec Decision) (*interpreter.View, error) {
-	return d.view(runID, d.files.decide(who, dec))
+	return d.view(ctx, runID, d.files.decide(who, dec))
 }
 
 func (d *Machine) SendEvent(ctx context.Context, who Who, runID, name string, data map[string]any) (*interpreter.EventResult, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	res, err := d.write(runID, interpreter.SendEvent{Name: name, Data: data, Actor: who})
+	res, err := d.write(ctx, runID, interpreter.SendEvent{Name: name, Data: data, Actor: who})
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +382,7 @@ func (d *Machine) SendEvent(ctx context.Context, who Who, runID, name string, da
 }
 
 func (d *Machine) Cancel(ctx context.Context, who Who, runID, reason string) (*interpreter.View, error) {
-	return d.view(runID, interpreter.Cancel{Actor: who, Reason: reason})
+	return d.view(ctx, runID, interpreter.Cancel{Actor: who, Reason: reason})
 }
 
 // Upload keeps a file for file evidence.

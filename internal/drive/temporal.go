@@ -3,6 +3,7 @@ package drive
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/baton-run/baton/interpreter"
@@ -49,10 +50,16 @@ func NewTemporal(c *workflows.Client, procs Processes, opts *TemporalOptions) *T
 }
 
 // write sends one command to a run under a fresh request id, which is also
-// the digest, and decodes its answer into out.
+// the digest, and decodes its answer into out. A refusal the run recorded
+// comes back as the refusal alone: a fresh request id has no later
+// attempt to tell it from.
 func (d *Temporal) write(ctx context.Context, runID, tool string, cmd interpreter.Command, out any) error {
 	rid := RequestID()
-	res, err := d.c.Write(ctx, d.opts.Org, runID, rid, rid, cmd)
+	res, err := d.c.Write(ctx, d.opts.Org, runID, rid, 0, rid, cmd)
+	var recorded *workflows.RecordedRefusal
+	if errors.As(err, &recorded) {
+		return recorded.Refusal
+	}
 	if err != nil {
 		return err
 	}

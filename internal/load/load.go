@@ -47,6 +47,21 @@ type Options struct {
 	Samples int
 	// Out receives the report. Default os.Stdout.
 	Out io.Writer
+	// Phases names the phases to run, of starts, listings and full.
+	// Default all three.
+	Phases []string
+}
+
+func (o *Options) phase(name string) bool {
+	if len(o.Phases) == 0 {
+		return true
+	}
+	for _, p := range o.Phases {
+		if p == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (o *Options) defaults() error {
@@ -152,43 +167,49 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	// Starts.
-	t := newTimings()
-	p, err := o.parallel(ctx, "starts", t, func(ctx context.Context, d *drive.MCP) error {
-		_, err := d.Start(ctx, drive.WalkStarter, o.Process.Name, interpreter.Samples(o.Process.Inputs), "")
-		return err
-	}, newDriver)
-	if err != nil {
-		return rep, err
+	if o.phase("starts") {
+		t := newTimings()
+		p, err := o.parallel(ctx, "starts", t, func(ctx context.Context, d *drive.MCP) error {
+			_, err := d.Start(ctx, drive.WalkStarter, o.Process.Name, interpreter.Samples(o.Process.Inputs), "")
+			return err
+		}, newDriver)
+		if err != nil {
+			return rep, err
+		}
+		rep.Phases = append(rep.Phases, p)
+		o.print(p)
 	}
-	rep.Phases = append(rep.Phases, p)
-	o.print(p)
 
 	// Listings with the started runs open.
-	t = newTimings()
-	d := newDriver(t)
-	lp := &Phase{Name: "listings"}
-	begin := time.Now()
-	for i := 0; i < o.Samples; i++ {
-		_ = d.Call(ctx, drive.WalkAgent, "get_work", map[string]any{"limit": 20}, nil)
-		_ = d.Call(ctx, drive.WalkAgent, "list_runs", map[string]any{"process": o.Process.Name, "limit": 20}, nil)
+	if o.phase("listings") {
+		t := newTimings()
+		d := newDriver(t)
+		lp := &Phase{Name: "listings"}
+		begin := time.Now()
+		for i := 0; i < o.Samples; i++ {
+			_ = d.Call(ctx, drive.WalkAgent, "get_work", map[string]any{"limit": 20}, nil)
+			_ = d.Call(ctx, drive.WalkAgent, "list_runs", map[string]any{"process": o.Process.Name, "limit": 20}, nil)
+		}
+		_ = d.Close()
+		lp.Elapsed, lp.Calls, lp.Errors, lp.RSS = time.Since(begin), t.d, t.err, o.rss()
+		rep.Phases = append(rep.Phases, lp)
+		o.print(lp)
 	}
-	_ = d.Close()
-	lp.Elapsed, lp.Calls, lp.Errors, lp.RSS = time.Since(begin), t.d, t.err, o.rss()
-	rep.Phases = append(rep.Phases, lp)
-	o.print(lp)
 
 	// Full runs.
-	t = newTimings()
-	p, err = o.parallel(ctx, "full", t, func(ctx context.Context, d *drive.MCP) error {
-		w := drive.Walk{Process: o.Process, Idle: func(context.Context) error { return errors.New("the run waits on time; bench a process without waits") }}
-		_, err := w.Run(ctx, d)
-		return err
-	}, newDriver)
-	if err != nil {
-		return rep, err
+	if o.phase("full") {
+		t := newTimings()
+		p, err := o.parallel(ctx, "full", t, func(ctx context.Context, d *drive.MCP) error {
+			w := drive.Walk{Process: o.Process, Idle: func(context.Context) error { return errors.New("the run waits on time; bench a process without waits") }}
+			_, err := w.Run(ctx, d)
+			return err
+		}, newDriver)
+		if err != nil {
+			return rep, err
+		}
+		rep.Phases = append(rep.Phases, p)
+		o.print(p)
 	}
-	rep.Phases = append(rep.Phases, p)
-	o.print(p)
 
 	if o.Bare != nil {
 		bp, err := o.Bare.run(ctx, &o)

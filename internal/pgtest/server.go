@@ -54,6 +54,11 @@ type Options struct {
 	// Log receives the server's log output. Default nil: kept in memory
 	// (the last 64 KiB) and quoted in errors.
 	Log io.Writer
+	// NoSync runs a server on a persistent DataDir without durability, as
+	// one on a temporary folder runs (fsync=off and the rest), for tests
+	// that stop and start a server on the same data: a clean stop still
+	// writes everything out. Default false.
+	NoSync bool
 }
 
 // ErrBinariesNotFound is returned by Start when initdb or postgres cannot be
@@ -70,6 +75,7 @@ type Server struct {
 	dataDir  string
 	runDir   string // temporary: sockets, and the data folder when temporary
 	tempData bool
+	noSync   bool // durability off: tempData or Options.NoSync
 	cmd      *exec.Cmd
 	log      *tailBuffer
 	exited   chan struct{} // closed when the postgres process has exited
@@ -120,8 +126,9 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 		return nil, err
 	}
 
+	s.noSync = o.NoSync
 	if o.DataDir == "" {
-		s.tempData = true
+		s.tempData, s.noSync = true, true
 		s.dataDir = filepath.Join(runDir, "data")
 	} else {
 		s.dataDir, err = filepath.Abs(o.DataDir)
@@ -211,7 +218,7 @@ func (s *Server) start(ctx context.Context, binDir string, cred *syscall.Credent
 		"-c", "max_connections=200",
 		"-c", "logging_collector=off",
 	}
-	if s.tempData {
+	if s.noSync {
 		// Throwaway data: trade durability for speed.
 		args = append(args,
 			"-c", "fsync=off",

@@ -68,7 +68,11 @@ func TestStartReusesDataDir(t *testing.T) {
 	if _, err := c.Exec(ctx, "CREATE TABLE kept (x int); INSERT INTO kept VALUES (42)"); err != nil {
 		t.Fatal(err)
 	}
+	if got := setting(t, c, "fsync"); got != "on" {
+		t.Errorf("fsync = %s on a persistent data folder, want on", got)
+	}
 	c.Close(ctx)
+	port := srv.Port()
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -76,18 +80,36 @@ func TestStartReusesDataDir(t *testing.T) {
 		t.Fatalf("data folder not kept after Stop: %v", err)
 	}
 
-	srv, err = pgtest.Start(ctx, &pgtest.Options{DataDir: dir})
+	// Started again on the same port, without durability, as a test that
+	// restarts its server does.
+	srv, err = pgtest.Start(ctx, &pgtest.Options{DataDir: dir, Port: port, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
+	if srv.Port() != port {
+		t.Errorf("restarted on port %d, want %d", srv.Port(), port)
+	}
+	c = connect(t, srv.URL())
 	var x int
-	if err := connect(t, srv.URL()).QueryRow(ctx, "SELECT x FROM kept").Scan(&x); err != nil {
+	if err := c.QueryRow(ctx, "SELECT x FROM kept").Scan(&x); err != nil {
 		t.Fatal(err)
 	}
 	if x != 42 {
 		t.Fatalf("x = %d, want 42", x)
 	}
+	if got := setting(t, c, "fsync"); got != "off" {
+		t.Errorf("fsync = %s with NoSync, want off", got)
+	}
+}
+
+func setting(t *testing.T, c *pgx.Conn, name string) string {
+	t.Helper()
+	var v string
+	if err := c.QueryRow(context.Background(), "SELECT current_setting($1)", name).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func TestStopRemovesTemporaryData(t *testing.T) {

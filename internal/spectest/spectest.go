@@ -59,21 +59,30 @@ func SharedDir(t testing.TB) string {
 	return dir
 }
 
-func sharedDir() (string, error) {
+// repoRoot is the nearest folder above the working directory that holds
+// go.mod: the checkout.
+func repoRoot() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
-		return "", fmt.Errorf("find the shared folder: %w", err)
+		return "", fmt.Errorf("find the checkout: %w", err)
 	}
 	root := wd
 	for {
 		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
+			return root, nil
 		}
 		parent := filepath.Dir(root)
 		if parent == root {
-			return "", fmt.Errorf("find the shared folder: no go.mod in %s or above it", wd)
+			return "", fmt.Errorf("find the checkout: no go.mod in %s or above it", wd)
 		}
 		root = parent
+	}
+}
+
+func sharedDir() (string, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", fmt.Errorf("find the shared folder: %w", err)
 	}
 	shared := filepath.Join(filepath.Dir(root), "shared")
 	if fi, err := os.Stat(shared); err != nil || !fi.IsDir() {
@@ -189,15 +198,64 @@ func compileSchemas() (*schemaSet, error) {
 	if len(set.names) == 0 {
 		return nil, fmt.Errorf("load schemas: none in %s", dir)
 	}
+	if err := addProfileSchemas(c, set); err != nil {
+		return nil, err
+	}
 	slices.Sort(set.names)
 	for _, name := range set.names {
-		sch, err := c.Compile(SchemaBase + name)
+		url := SchemaBase + name
+		if strings.HasPrefix(name, ProfileToolsDir+"/") {
+			url = ProfileToolsBase + strings.TrimPrefix(name, ProfileToolsDir+"/")
+		}
+		sch, err := c.Compile(url)
 		if err != nil {
 			return nil, fmt.Errorf("compile schema %s: %w", name, err)
 		}
 		set.byName[name] = sch
 	}
 	return set, nil
+}
+
+// Baton's own profile's schemas live in the repository, not the shared
+// folder: docs/schemas/baton-tools-1, named "baton-tools-1/<file>" here.
+const (
+	ProfileToolsDir  = "baton-tools-1"
+	ProfileToolsBase = "https://baton.run/schemas/baton-tools-1/"
+)
+
+// addProfileSchemas adds the repository's profile schemas to c and set.
+func addProfileSchemas(c *jsonschema.Compiler, set *schemaSet) error {
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(root, "docs", "schemas", ProfileToolsDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("load the baton-tools-1 schemas: %w", err)
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return err
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			return fmt.Errorf("schema %s: %w", e.Name(), err)
+		}
+		obj, _ := doc.(map[string]any)
+		if id, _ := obj["$id"].(string); id != ProfileToolsBase+e.Name() {
+			return fmt.Errorf("schema %s: $id is %q, want %q", e.Name(), id, ProfileToolsBase+e.Name())
+		}
+		if err := c.AddResource(ProfileToolsBase+e.Name(), doc); err != nil {
+			return fmt.Errorf("schema %s: %w", e.Name(), err)
+		}
+		set.names = append(set.names, ProfileToolsDir+"/"+e.Name())
+	}
+	return nil
 }
 
 // SchemaNames returns the path of every core-2 schema relative to core-2,
@@ -279,6 +337,9 @@ func validateToolResult(tool string, v any) error {
 		return fmt.Errorf("ok is not true or false\n%s", indent(b))
 	}
 	want, schema := "data", "tools/"+tool+".result.json"
+	if tool == "call_tool" {
+		schema = ProfileToolsDir + "/call_tool.result.json"
+	}
 	if !ok {
 		want, schema = "error", "tool-error.json"
 	}

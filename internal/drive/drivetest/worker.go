@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,25 +13,60 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/baton-run/baton/activities"
+	"github.com/baton-run/baton/activities/downstream"
+	"github.com/baton-run/baton/activities/evaluator"
 	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/telemetry"
 	"github.com/baton-run/baton/workflows"
 )
 
-// Worker is a worker for runs, ProcessRun and its activities, on a task
-// queue of its own.
+// WorkerOptions configure NewWorker.
+type WorkerOptions struct {
+	// Evaluator answers the check profile's questions. Default none: a
+	// submission to a checked step then gets retry, as on a server without
+	// one.
+	Evaluator evaluator.Evaluator
+	// Downstream calls the tools of the baton-tools-1 profile. Default
+	// downstream.New(nil), or one that reports to Metrics when it is set.
+	Downstream *downstream.Client
+	// Metrics, when set, is told of every read-model write, evaluator call
+	// and downstream call, wired as cmd/baton wires it. Default none.
+	Metrics *telemetry.Metrics
+	// Logger receives the activities' logs. Default slog.Default().
+	Logger *slog.Logger
+	// Register, when set, registers more on each worker beside ProcessRun
+	// and its activities. Default none.
+	Register func(worker.Registry)
+}
+
+// Worker runs runs, ProcessRun and its activities, on a task queue of its
+// own. Stop and Start stop it and start another on the same queue, as a
+// worker process that dies and is restarted would.
 type Worker struct {
 	// Queue is the worker's task queue.
 	Queue string
 	// Runs starts runs on Queue and writes to them.
 	Runs *workflows.Client
+
+	t    testing.TB
+	c    client.Client
+	acts *activities.Activities
+	reg  func(worker.Registry)
+
+	mu sync.Mutex
+	w  worker.Worker
 }
 
-// NewWorker starts a worker for runs on a fresh task queue of c, with
-// whatever extra registers beside them. Its activities write the read
-// model at dbURL, which must be migrated, through a pool of their own, as
-// in baton dev and serve. The worker stops when the test ends.
-func NewWorker(t testing.TB, c client.Client, dbURL string, extra ...func(worker.Registry)) *Worker {
+// NewWorker starts a worker for runs on a fresh task queue of c. Its
+// activities write the read model at dbURL, which must be migrated,
+// through a pool of their own, as in baton dev and serve. Nil options mean
+// defaults. The worker stops when the test ends.
+func NewWorker(t testing.TB, c client.Client, dbURL string, opts *WorkerOptions) *Worker {
 	t.Helper()
+	var o WorkerOptions
+	if opts != nil {
+		o = *opts
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := store.Open(ctx, dbURL)
@@ -37,26 +74,57 @@ func NewWorker(t testing.TB, c client.Client, dbURL string, extra ...func(worker
 		t.Fatalf("open the read model: %v", err)
 	}
 	t.Cleanup(s.Close)
-	acts, err := activities.New(s, c, nil)
+	aopts := &activities.Options{Logger: o.Logger, Evaluator: o.Evaluator, Downstream: o.Downstream}
+	if o.Metrics != nil {
+		aopts.Metrics = o.Metrics
+		if aopts.Evaluator != nil {
+			aopts.Evaluator = evaluator.Observed(aopts.Evaluator, o.Metrics.EvaluatorCall)
+		}
+		if aopts.Downstream == nil {
+			d, err := downstream.New(&downstream.Options{Observe: o.Metrics.DownstreamCall})
+			if err != nil {
+				t.Fatal(err)
+			}
+			aopts.Downstream = d
+		}
+	}
+	acts, err := activities.New(s, c, aopts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	queue := "q-" + hex.EncodeToString(b)
-	w := worker.New(c, queue, worker.Options{})
-	workflows.Register(w)
-	acts.Register(w)
-	for _, f := range extra {
-		f(w)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatalf("start the worker: %v", err)
-	}
-	t.Cleanup(w.Stop)
-	runs, err := workflows.NewClient(c, &workflows.ClientOptions{TaskQueue: queue})
-	if err != nil {
+	w := &Worker{Queue: "q-" + hex.EncodeToString(b), t: t, c: c, acts: acts, reg: o.Register}
+	w.Start()
+	if w.Runs, err = workflows.NewClient(c, &workflows.ClientOptions{TaskQueue: w.Queue}); err != nil {
 		t.Fatal(err)
 	}
-	return &Worker{Queue: queue, Runs: runs}
+	return w
+}
+
+// Start starts a worker on the queue, beside any still running. It stops
+// when the test ends.
+func (w *Worker) Start() {
+	w.t.Helper()
+	tw := worker.New(w.c, w.Queue, worker.Options{})
+	workflows.Register(tw)
+	w.acts.Register(tw)
+	if w.reg != nil {
+		w.reg(tw)
+	}
+	if err := tw.Start(); err != nil {
+		w.t.Fatalf("start the worker: %v", err)
+	}
+	w.t.Cleanup(tw.Stop)
+	w.mu.Lock()
+	w.w = tw
+	w.mu.Unlock()
+}
+
+// Stop stops the worker Start started last.
+func (w *Worker) Stop() {
+	w.mu.Lock()
+	tw := w.w
+	w.mu.Unlock()
+	tw.Stop()
 }

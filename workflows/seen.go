@@ -1,0 +1,82 @@
+package workflows
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+)
+
+// A run remembers which update ids it answered, beyond the last answers it
+// keeps whole (recentAnswers), so that an update id it answered before
+// continue-as-new is never applied a second time: its validator refuses it
+// as answered before, and the gateway answers from its record of the
+// answer. Each id is kept as 8 bytes of its hash, the most recent
+// seenIDs of them.
+
+// seenIDs bounds the ids a run remembers: 16384 ids travel through
+// continue-as-new in about 175 KB.
+const seenIDs = 16384
+
+// answeredBeforeType is the application error type of an update id the
+// run answered before and no longer holds the answer of.
+const answeredBeforeType = "answered_before"
+
+// ErrAnsweredBefore is returned, wrapped, by the Client for a write whose
+// update id the run answered before continue-as-new: the caller answers
+// from its own record.
+var ErrAnsweredBefore = errors.New("workflows: the run answered this request before and no longer holds its answer")
+
+type seenSet struct {
+	order []uint64
+	set   map[uint64]bool
+}
+
+func idHash(id string) uint64 {
+	h := sha256.Sum256([]byte(id))
+	return binary.BigEndian.Uint64(h[:8])
+}
+
+func (s *seenSet) add(id string) {
+	if s.set == nil {
+		s.set = map[uint64]bool{}
+	}
+	h := idHash(id)
+	if s.set[h] {
+		return
+	}
+	s.set[h] = true
+	s.order = append(s.order, h)
+	if len(s.order) > seenIDs {
+		delete(s.set, s.order[0])
+		s.order = s.order[1:]
+	}
+}
+
+func (s *seenSet) has(id string) bool { return s.set[idHash(id)] }
+
+// encode packs the ids for continue-as-new.
+func (s *seenSet) encode() string {
+	b := make([]byte, 8*len(s.order))
+	for i, h := range s.order {
+		binary.BigEndian.PutUint64(b[8*i:], h)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func decodeSeen(text string) seenSet {
+	var s seenSet
+	b, err := base64.StdEncoding.DecodeString(text)
+	if err != nil {
+		return s
+	}
+	s.set = make(map[uint64]bool, len(b)/8)
+	for i := 0; i+8 <= len(b); i += 8 {
+		h := binary.BigEndian.Uint64(b[i:])
+		if !s.set[h] {
+			s.set[h] = true
+			s.order = append(s.order, h)
+		}
+	}
+	return s
+}
