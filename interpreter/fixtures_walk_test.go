@@ -20,7 +20,7 @@ var machineVariants = []drivetest.Variant{
 // every variant. vendor-check is among them: its check step's submission
 // asks for a check (CheckNeeded), the driver asks an evaluator that passes
 // every question, as the workflow asks its activity, and applies the
-// answers (CheckDone).
+// answers (CheckDone); the walk's end shows each verdict on the step.
 func TestFixturesWalkOnTheMachine(t *testing.T) {
 	names := drivetest.Fixtures(t, nil)
 	procs := drivetest.Processes(t, names)
@@ -28,8 +28,9 @@ func TestFixturesWalkOnTheMachine(t *testing.T) {
 		New: func(t *testing.T) drive.Driver {
 			return drive.NewMachine(procs, &drive.MachineOptions{Evaluator: drivetest.Passing(procs)})
 		},
-		Fixtures: names,
-		Variants: machineVariants,
+		Fixtures:   names,
+		Variants:   machineVariants,
+		CheckModel: drivetest.PassingModel,
 		After: func(t *testing.T, w drivetest.Walked) {
 			if e := w.Driver.(*drive.Machine).Effects(); w.Variant == drivetest.TestMode && len(e) != 0 {
 				t.Fatalf("a test-mode run asked for effects: %+v", e)

@@ -3,64 +3,13 @@ package tests
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
-	"github.com/baton-run/baton/activities/evaluator"
 	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/drive/drivetest"
 	"github.com/baton-run/baton/interpreter"
 )
-
-// model is a fake OpenAI-compatible chat completions server: the real
-// client code of the OpenAI evaluator talks to it over HTTP. Each test sets
-// what it answers.
-type model struct {
-	*httptest.Server
-	calls atomic.Int64
-	mu    sync.Mutex
-	reply func(w http.ResponseWriter)
-}
-
-func newModel(t *testing.T) *model {
-	m := &model{}
-	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m.calls.Add(1)
-		if r.URL.Path != "/v1/chat/completions" {
-			http.NotFound(w, r)
-			return
-		}
-		m.mu.Lock()
-		reply := m.reply
-		m.mu.Unlock()
-		reply(w)
-	}))
-	t.Cleanup(m.Close)
-	return m
-}
-
-// answers makes the model answer with content as its message.
-func (m *model) answers(content string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.reply = func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion", "created": 1790000000, "model": "fake-model-1",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": content}}},
-		})
-	}
-}
-
-// down makes the model answer 503.
-func (m *model) down() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.reply = func(w http.ResponseWriter) { http.Error(w, "overloaded", http.StatusServiceUnavailable) }
-}
 
 // The vendor-check answers: q1 yes/no (pass 0.9, fail 0.5), q2 a choice
 // (pass states, unsure unclear), q3 a rubric (pass level 2).
@@ -73,19 +22,16 @@ const (
 
 type checkBench struct {
 	b     *baton
-	model *model
+	model *drivetest.Model
 	agent *user
 	mira  *user
 	ops   *user
 }
 
 func startCheck(t *testing.T) *checkBench {
-	m := newModel(t)
-	ev, err := evaluator.NewOpenAI(m.URL+"/v1", "fake-model", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := start(t, options{evaluator: ev})
+	// Each test tells the model what to answer.
+	m := drivetest.NewModel(t, nil)
+	b := start(t, options{evaluator: m.Evaluator(t)})
 	b.publishFixture("vendor-check")
 	return &checkBench{b: b, model: m, agent: b.connect(agentID),
 		mira: b.connect(personID("mira@example.com", "finance-approver")), ops: b.connect(operatorID)}
@@ -133,19 +79,19 @@ func TestCheck_PassAndFailThenPass(t *testing.T) {
 
 	v, c := cb.run(t)
 	before := cb.agent.call("get_run", map[string]any{"runId": v.Run.ID}).Data
-	cb.model.answers(vendorFail)
+	cb.model.Answers(vendorFail)
 	cb.agent.refused("submit", cb.submission(t, c), interpreter.CodeNotAccepted,
 		"check: The cleared verdict matches what the attached report says. → no (0.12)")
 	if after := cb.agent.call("get_run", map[string]any{"runId": v.Run.ID}).Data; !bytes.Equal(before, after) {
 		t.Fatalf("a failed check changed get_run:\n%s\n%s", before, after)
 	}
-	cb.model.answers(vendorPass)
+	cb.model.Answers(vendorPass)
 	cb.agent.ok("submit", cb.submission(t, c), &v)
 	if stepStateOf(v, "check_vendor") != "done" || stepStateOf(v, "approve") != "waiting" {
 		t.Fatalf("after a passing check: %s", drive.Steps(&v))
 	}
 	got := checkOf(t, v.Data.Steps["check_vendor"].Check)
-	if got.Verdict != interpreter.VerdictPass || got.Model != "fake-model-1" || len(got.Questions) != 3 {
+	if got.Verdict != interpreter.VerdictPass || got.Model != drivetest.ModelName || len(got.Questions) != 3 {
 		t.Fatalf("recorded verdict %+v", got)
 	}
 }
@@ -156,7 +102,7 @@ func TestCheck_PassAndFailThenPass(t *testing.T) {
 func TestCheck_UnsureGoesToAPerson(t *testing.T) {
 	t.Parallel()
 	cb := startCheck(t)
-	cb.model.answers(vendorUnsure)
+	cb.model.Answers(vendorUnsure)
 
 	escalated := func() (view, *interpreter.WorkItem) {
 		v, c := cb.run(t)
@@ -179,7 +125,7 @@ func TestCheck_UnsureGoesToAPerson(t *testing.T) {
 	}
 
 	// Completed with their own output: not checked again.
-	calls := cb.model.calls.Load()
+	calls := cb.model.Calls()
 	v, w = escalated()
 	cb.ops.ok("decide", decideArgs(v, w, "completed", map[string]any{
 		"output": map[string]any{"cleared": false, "summary": "A hit on the EU list."}, "next": "decline", "reason": "Sanctioned.",
@@ -188,7 +134,7 @@ func TestCheck_UnsureGoesToAPerson(t *testing.T) {
 	if v.Run.State != "ended" || *v.Run.Outcome != "declined" {
 		t.Fatalf("completed with own output: %+v", v.Run)
 	}
-	if n := cb.model.calls.Load() - calls; n != 1 {
+	if n := cb.model.Calls() - calls; n != 1 {
 		t.Fatalf("the model was asked %d times for one submission and its completion by a person, want 1", n)
 	}
 
@@ -211,24 +157,24 @@ func TestCheck_EvaluatorErrorsAreRetry(t *testing.T) {
 		name string
 		fail func()
 	}{
-		{"down", cb.model.down},
-		{"malformed", func() { cb.model.answers(vendorNonsure) }},
+		{"down", cb.model.Down},
+		{"malformed", func() { cb.model.Answers(vendorNonsure) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, c := cb.run(t)
 			before := cb.agent.call("get_run", map[string]any{"runId": v.Run.ID}).Data
 			tc.fail()
 			args := cb.submission(t, c)
-			calls := cb.model.calls.Load()
+			calls := cb.model.Calls()
 			cb.agent.refused("submit", args, interpreter.CodeRetry)
-			if n := cb.model.calls.Load() - calls; n != 2 {
+			if n := cb.model.Calls() - calls; n != 2 {
 				t.Fatalf("the model was asked %d times, want 2 (one retry)", n)
 			}
 			if after := cb.agent.call("get_run", map[string]any{"runId": v.Run.ID}).Data; !bytes.Equal(before, after) {
 				t.Fatalf("an evaluator error changed get_run")
 			}
 			cb.agent.refused("submit", args, interpreter.CodeRetry)
-			cb.model.answers(vendorPass)
+			cb.model.Answers(vendorPass)
 			cb.agent.ok("submit", args, &v)
 			if stepStateOf(v, "check_vendor") != "done" {
 				t.Fatalf("the same requestId after the model came back: %s", drive.Steps(&v))
@@ -267,8 +213,8 @@ func TestCheck_AdvisoryNeverBlocks(t *testing.T) {
 		set  func()
 		want interpreter.Verdict
 	}{
-		{"fail", func() { cb.model.answers(`{"q1": {"probability": 0.05}}`) }, interpreter.VerdictFail},
-		{"error", cb.model.down, interpreter.VerdictError},
+		{"fail", func() { cb.model.Answers(`{"q1": {"probability": 0.05}}`) }, interpreter.VerdictFail},
+		{"error", cb.model.Down, interpreter.VerdictError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.set()

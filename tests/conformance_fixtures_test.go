@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,17 +36,25 @@ func (b *baton) driver(t *testing.T) *drive.MCP {
 	return d
 }
 
-// Conformance fixtures: every fixture this server runs publishes and walks
-// to a finish over MCP, with agents and people taking their work from
-// get_work: straight through, with each approval that has on_reject
-// rejected once (§3.1), with each agent step escalated once and returned
-// by an operator (§3.3–3.4), with events sent before their step waits
-// (§3.6), and in test mode, which every get_work item, claim and work item
-// says (§3.3).
+// Conformance fixtures: every fixture publishes and walks to a finish over
+// MCP, with agents and people taking their work from get_work: straight
+// through, with each approval that has on_reject rejected once (§3.1),
+// with each agent step escalated once and returned by an operator
+// (§3.3–3.4), with events sent before their step waits (§3.6), and in
+// test mode, which every get_work item, claim and work item says (§3.3).
+// The server has an evaluator, a fake model over the OpenAI API that
+// passes every question, so it offers check-1 and walks vendor-check too:
+// its check step's submission waits for the verdict, which the walk's end
+// shows on the step (profile-check §3).
 func TestFixtures_WalkToFinish(t *testing.T) {
-	b := start(t, options{})
+	all := drivetest.Fixtures(t, nil)
+	model := drivetest.NewModel(t, drivetest.Processes(t, all))
+	b := start(t, options{evaluator: model.Evaluator(t)})
 	offer := b.gateway.Offer()
 	names := drivetest.Fixtures(t, &offer)
+	if !slices.Equal(names, all) {
+		t.Fatalf("the server runs fixtures %v, want every one: %v", names, all)
+	}
 	for _, name := range names {
 		b.publishFixture(name)
 	}
@@ -59,14 +68,17 @@ func TestFixtures_WalkToFinish(t *testing.T) {
 		t.Fatalf("list_processes lists %d processes, want %d", len(procs.Items), len(names))
 	}
 	drivetest.Run(t, drivetest.Layer{
-		New:      func(t *testing.T) drive.Driver { return b.driver(t) },
-		Fixtures: names,
-		Variants: mcpVariants,
+		New:        func(t *testing.T) drive.Driver { return b.driver(t) },
+		Fixtures:   names,
+		Variants:   mcpVariants,
+		CheckModel: drivetest.ModelName,
 	})
 }
 
-// Conformance fixtures: vendor-check uses the check profile, which this
-// server does not offer; publication refuses it and names check-1.
+// Conformance fixtures: vendor-check uses the check profile, which a
+// server without an evaluator does not offer (profile-check: it lists
+// check-1 only while one is configured); publication refuses it and names
+// check-1.
 func TestFixtures_VendorCheckRefusedWithoutCheck1(t *testing.T) {
 	b := start(t, options{})
 	var d struct {
@@ -74,10 +86,8 @@ func TestFixtures_VendorCheckRefusedWithoutCheck1(t *testing.T) {
 	}
 	agent := b.connect(agentID)
 	agent.ok("describe", nil, &d)
-	for _, p := range d.Profiles {
-		if p == interpreter.ProfileCheck {
-			t.Skip("this server offers check-1")
-		}
+	if slices.Contains(d.Profiles, interpreter.ProfileCheck) {
+		t.Fatalf("a server without an evaluator offers %v", d.Profiles)
 	}
 	_, _, err := b.registry.ImportAndPublish(context.Background(), b.fixtureDir("vendor-check"), "u_admin", nil)
 	var pe *interpreter.ProcessError

@@ -23,29 +23,27 @@ var temporalVariants = []drivetest.Variant{
 }
 
 // recorded are the happy walks whose histories -record keeps in testdata/
-// for the replay test.
-var recorded = map[string]bool{"invoice-approval": true, "major-incident": true}
-
-// temporalFixtures are the fixtures the workflow runs: those of parallel-1
-// and the core. vendor-check needs check-1, whose evaluator the workflow
-// does not call yet.
-func temporalFixtures(t *testing.T) []string {
-	o := interpreter.DefaultOffer()
-	return drivetest.Fixtures(t, &o)
-}
+// for the replay test; vendor-check's holds the evaluator activity of a
+// check.
+var recorded = map[string]bool{"invoice-approval": true, "major-incident": true, "vendor-check": true}
 
 // Every fixture walks to a finish as a workflow on Temporal, driven
 // through the workflows client alone, with the read model checked after
-// every write. Each ended run's workflow completed with its outcome, its
-// search attributes say so, and so does its read-model row.
+// every write. vendor-check is among them: its check step's submission
+// waits on the evaluator activity, which asks a fake model over the
+// OpenAI API that passes every question, and the walk's end shows each
+// verdict on the step. Each ended run's workflow completed with its
+// outcome, its search attributes say so, and so does its read-model row.
 func TestFixturesOnTemporal(t *testing.T) {
-	h := setup(t)
-	names := temporalFixtures(t)
+	names := drivetest.Fixtures(t, nil)
 	procs := drivetest.Processes(t, names)
+	model := drivetest.NewModel(t, procs)
+	h := setupWith(t, &drivetest.WorkerOptions{Evaluator: model.Evaluator(t)})
 	drivetest.Run(t, drivetest.Layer{
-		New:      func(t *testing.T) drive.Driver { return h.driver(t, procs) },
-		Fixtures: names,
-		Variants: temporalVariants,
+		New:        func(t *testing.T) drive.Driver { return h.driver(t, procs) },
+		Fixtures:   names,
+		Variants:   temporalVariants,
+		CheckModel: drivetest.ModelName,
 		After: func(t *testing.T, w drivetest.Walked) {
 			id, outcome := w.End.Run.ID, *w.End.Run.Outcome
 			var out workflows.Outcome

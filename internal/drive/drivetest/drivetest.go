@@ -5,18 +5,26 @@
 // every view, claim, renewal, event result, work item and get_work list
 // against the official core-2 schemas as it goes, and checks the end.
 //
-// It also holds the fixture loader and the end-of-run check the layers'
-// other tests share. Only tests import it.
+// A checked step's submission waits for its check's verdict on every layer,
+// so each layer gives its walks an evaluator that passes every question:
+// Passing on the machine, and on the workflow and the gateway a fake model
+// (Model) that the worker's OpenAI evaluator asks over HTTP. The end of a
+// walk shows the verdict on each checked step.
+//
+// It also holds the fixture loader, the end-of-run check the layers' other
+// tests share and the worker they run (NewWorker). Only tests import it.
 package drivetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -61,6 +69,9 @@ type Layer struct {
 	After func(t *testing.T, w Walked)
 	// Timeout bounds one walk. Default one minute.
 	Timeout time.Duration
+	// CheckModel is the model every check verdict the walks record must
+	// name: that of the evaluator the layer's checks ask. Default any.
+	CheckModel string
 }
 
 // Walked is one walk that ended, for Layer.After.
@@ -143,6 +154,9 @@ func walk(t *testing.T, l Layer, name string, p *interpreter.Process, v Variant)
 	if err := detours(p, w, v, end); err != nil {
 		t.Fatal(err)
 	}
+	if err := verdicts(p, l.CheckModel, end); err != nil {
+		t.Fatal(err)
+	}
 	if l.After != nil {
 		l.After(t, Walked{Fixture: name, Variant: v, Process: p, Driver: d, Walk: w, End: end})
 	}
@@ -190,6 +204,63 @@ func detours(p *interpreter.Process, w *drive.Walk, v Variant, end *interpreter.
 			if d.Output["early"] != true || d.By != w.Agent.ID {
 				return fmt.Errorf("wait_for step %s recorded %+v, want the event sent early", s.ID, d.Record)
 			}
+		}
+	}
+	return nil
+}
+
+// verdicts checks that every completion of a checked step carries its
+// check's verdict in run data, as steps.<id>.check for the current one and
+// in history for earlier ones (profile-check §3). The suite's evaluators
+// pass every check, and its walks leave no checked step to a person who
+// completes an escalation (which is not checked again), so every verdict
+// is a pass of every question, by model when it is set.
+func verdicts(p *interpreter.Process, model string, end *interpreter.View) error {
+	for _, s := range p.Steps {
+		d := end.Data.Steps[s.ID]
+		if s.Check == nil || d == nil {
+			continue
+		}
+		recs := append([]*interpreter.Record{d.Record}, d.History...)
+		for i, rec := range recs {
+			if rec == nil {
+				continue
+			}
+			if err := passed(s, model, rec.Check); err != nil {
+				which := "the current completion"
+				if i > 0 {
+					which = fmt.Sprintf("history[%d]", i-1)
+				}
+				return fmt.Errorf("checked step %s, %s: %w", s.ID, which, err)
+			}
+		}
+	}
+	return nil
+}
+
+// passed checks one recorded verdict of s's check.
+func passed(s *interpreter.Step, model string, raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return errors.New("no check verdict is recorded")
+	}
+	if err := spectest.ValidateErr("check-verdict.json", raw); err != nil {
+		return err
+	}
+	var v interpreter.CheckVerdict
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	switch {
+	case v.Verdict != interpreter.VerdictPass || v.Advisory != s.Advisory:
+		return fmt.Errorf("verdict %s (advisory %v), want pass (advisory %v)", v.Verdict, v.Advisory, s.Advisory)
+	case v.Model == "" || (model != "" && v.Model != model):
+		return fmt.Errorf("the verdict names model %q, want %q", v.Model, model)
+	case len(v.Questions) != len(s.Check.Questions):
+		return fmt.Errorf("the verdict answers %d questions, the check asks %d", len(v.Questions), len(s.Check.Questions))
+	}
+	for i, q := range v.Questions {
+		if q.Ask != s.Check.Questions[i].Ask || q.Kind != s.Check.Questions[i].Kind || q.Result != interpreter.VerdictPass {
+			return fmt.Errorf("question %d: %+v, want %q (%s) passed", i+1, q, s.Check.Questions[i].Ask, s.Check.Questions[i].Kind)
 		}
 	}
 	return nil
