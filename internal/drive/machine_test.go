@@ -2,8 +2,10 @@ package drive_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -141,5 +143,108 @@ func TestMachineClock(t *testing.T) {
 	}
 	if _, ok := d.Next(); ok {
 		t.Fatal("a deadline is left after the lease ran out")
+	}
+}
+
+const checkedSrc = `---
+name: checked
+description: Draft a reply that a model checks.
+steps:
+  - id: draft
+    agent: Draft the reply.
+    output: { text: string }
+    check: The reply is polite.
+  - id: done
+    finish: sent
+---
+`
+
+// evaluator answers a checked submission's one yes/no question with the
+// next of its probabilities, or an error where one is NaN.
+type evaluator struct {
+	calls int
+	ps    []float64
+}
+
+func (e *evaluator) Evaluate(_ context.Context, r *interpreter.CheckRequest) (*interpreter.CheckAnswers, error) {
+	p := e.ps[min(e.calls, len(e.ps)-1)]
+	e.calls++
+	if p != p {
+		return nil, errors.New("the model is down")
+	}
+	return &interpreter.CheckAnswers{Model: "test-model", Answers: []interpreter.CheckAnswer{{ID: r.Questions[0].ID, Probability: &p}}}, nil
+}
+
+// A submission to a checked step is answered after the evaluator, as the
+// workflow answers it: retry when there is none or it fails twice (it is
+// asked once more after a failure), not_accepted with the check's lines
+// when it fails the submission, and the step done with the verdict
+// recorded when it passes.
+func TestMachineChecksSubmissions(t *testing.T) {
+	ctx := context.Background()
+	o := interpreter.DefaultOffer()
+	o.Profiles = []string{interpreter.ProfileCheck}
+	p, err := interpreter.Parse([]byte(checkedSrc), &interpreter.ParseOptions{Offer: &o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := "Drafted."
+	work := drive.Work{Output: map[string]any{"text": "Dear customer"}, Summary: &summary}
+	down := math.NaN()
+	for _, tc := range []struct {
+		name  string
+		ev    *evaluator
+		code  interpreter.Code
+		issue string
+		calls int
+	}{
+		{"no evaluator", nil, interpreter.CodeRetry, "", 0},
+		{"down", &evaluator{ps: []float64{down}}, interpreter.CodeRetry, "", 2},
+		{"fails", &evaluator{ps: []float64{0.12}}, interpreter.CodeNotAccepted, "check: The reply is polite. → no (0.12)", 1},
+		{"down once", &evaluator{ps: []float64{down, 0.95}}, "", "", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := &drive.MachineOptions{}
+			if tc.ev != nil {
+				opts.Evaluator = tc.ev
+			}
+			d := drive.NewMachine(drive.Processes{p.Name: p}, opts)
+			v, err := d.Start(ctx, drive.WalkStarter, "checked", map[string]any{}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			runID := v.Run.ID
+			c, err := d.Claim(ctx, drive.WalkAgent, runID, "draft")
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err = d.Submit(ctx, drive.WalkAgent, c.Token, work)
+			if tc.ev != nil && tc.ev.calls != tc.calls {
+				t.Fatalf("the evaluator was asked %d times, want %d", tc.ev.calls, tc.calls)
+			}
+			if tc.code == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got interpreter.CheckVerdict
+				if d := v.Data.Steps["draft"]; d == nil || json.Unmarshal(d.Check, &got) != nil || got.Verdict != interpreter.VerdictPass || got.Model != "test-model" {
+					t.Fatalf("the passed check recorded %+v", v.Data.Steps["draft"])
+				}
+				if v.Run.State != "ended" {
+					t.Fatalf("the run is %s after its one step passed its check", v.Run.State)
+				}
+				return
+			}
+			var e *interpreter.Error
+			if !errors.As(err, &e) || e.Code != tc.code || (tc.issue != "" && (len(e.Issues) != 1 || e.Issues[0] != tc.issue)) {
+				t.Fatalf("submit: %v (%+v), want %s %q", err, e, tc.code, tc.issue)
+			}
+			if v, err = d.GetRun(ctx, drive.WalkAgent, runID); err != nil {
+				t.Fatal(err)
+			}
+			if st := v.Steps[0].State; st == nil || *st != "claimed" || v.Data.Steps["draft"] != nil {
+				t.Fatalf("after a refused check draft is %v with data %+v, want claimed with none", st, v.Data.Steps["draft"])
+			}
+		})
 	}
 }
