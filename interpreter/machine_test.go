@@ -858,3 +858,19 @@ func TestRunDataCapCountsCharactersAsWritten(t *testing.T) {
 	claim(t, m, "check_vendor", agentA, "l1", t0)
 	must(t, m, s, t0)
 }
+
+// A step's output of HTML counts as many bytes as the same output without
+// it: the records are not HTML-escaped when the run data is measured.
+func TestRunDataSizeOfOutputsIgnoresHTML(t *testing.T) {
+	size := func(summary string) int {
+		_, m := supplier(t)
+		claim(t, m, "check_vendor", agentA, "l1", t0)
+		s := goodSubmit("l1")
+		s.Output = map[string]any{"cleared": true, "summary": summary}
+		must(t, m, s, t0)
+		return RunDataSize(&m.Run().Data)
+	}
+	if html, plain := size(strings.Repeat("<&>", 30)), size(strings.Repeat("abc", 30)); html != plain {
+		t.Fatalf("run data with HTML in an output is %d bytes, without %d", html, plain)
+	}
+}

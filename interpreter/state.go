@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -139,7 +140,15 @@ func (d StepData) MarshalJSON() ([]byte, error) {
 	if f.History == nil {
 		f.History = []*Record{}
 	}
-	return json.Marshal(f)
+	// Without HTML escapes, as RunDataSize counts: an escaped < is six
+	// bytes, and outputs of HTML would reach the run-data cap early.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(f); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // Data is a run's run data: inputs and, per reached step, its records.

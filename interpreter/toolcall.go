@@ -22,6 +22,19 @@ import (
 // keeps a result this long or a note that it was longer.
 const JournalResultBytes = 8192
 
+// JournalRunBytes bounds a run's journals together, each entry counted as
+// its arguments, its result as kept and journalEntryBytes for the rest:
+// the journal travels with the run's state, which Temporal carries in one
+// payload of at most 2 MiB beside the run data and the process (docs/
+// design.md, "A run stays far below what Temporal carries"). A new call
+// that would pass it is not_accepted; a result that would is kept as a
+// note of its length.
+const JournalRunBytes = 262144
+
+// journalEntryBytes is what an entry's fields other than its arguments
+// and result take, about, as JSON.
+const journalEntryBytes = 512
+
 // StepTools is one step's part of the profile in a run: how many times it
 // was claimed (a journal entry's attempt) and its journal, kept across
 // attempts and rework for the life of the run.
@@ -185,6 +198,10 @@ func (c CallTool) apply(m *Machine, now time.Time) (any, error) {
 			issue := fmt.Sprintf("journal: at most %d calls in one step", MaxToolCallsPerStep)
 			return nil, refuse(CodeNotAccepted, "This step's journal is full.", issue)
 		}
+		if m.journalBytes()+journalEntryBytes+len(c.Arguments) > JournalRunBytes {
+			issue := fmt.Sprintf("journal: over %d bytes in this run", JournalRunBytes)
+			return nil, refuse(CodeNotAccepted, "This run's journal of tool calls is full: no new call can be made in it; calls already journaled can still be repeated.", issue)
+		}
 		e = &JournalEntry{
 			Tool: c.Tool, Arguments: c.Arguments, Digest: c.CallDigest, Policy: c.Resolved.Policy,
 			Idempotency: c.Resolved.Idempotency, Agent: c.Actor.ID, Attempt: st.Claims, At: stamp(now),
@@ -240,7 +257,7 @@ func (c CallDone) apply(m *Machine, now time.Time) (any, error) {
 		if c.IsError {
 			e.State = CallFailed
 		}
-		e.Result = journalResult(c.Result)
+		e.Result = journalResult(c.Result, JournalRunBytes-(m.journalBytes()-len(e.Result)))
 		out := e.answer(false, "ran")
 		out.Result = c.Result
 		return &CallOutcome{Result: out}, nil
@@ -274,12 +291,27 @@ func (c CallDone) apply(m *Machine, now time.Time) (any, error) {
 	}
 }
 
-// journalResult is a result as the journal keeps it.
-func journalResult(r json.RawMessage) json.RawMessage {
-	if len(r) <= JournalResultBytes {
-		return r
+// journalResult is a result as the journal keeps it, with room bytes left
+// in the run's journals.
+func journalResult(r json.RawMessage, room int) json.RawMessage {
+	switch {
+	case len(r) > JournalResultBytes:
+		return TextResult(fmt.Sprintf("The tool's answer was %d bytes, more than the journal keeps (%d); the call that made it returned it whole.", len(r), JournalResultBytes), false)
+	case len(r) > room:
+		return TextResult(fmt.Sprintf("The tool's answer was %d bytes, more than this run's journal has room for (%d in all); the call that made it returned it whole.", len(r), JournalRunBytes), false)
 	}
-	return TextResult(fmt.Sprintf("The tool's answer was %d bytes, more than the journal keeps (%d); the call that made it returned it whole.", len(r), JournalResultBytes), false)
+	return r
+}
+
+// journalBytes is what the run's journals take, as JournalRunBytes counts.
+func (m *Machine) journalBytes() int {
+	n := 0
+	for _, st := range m.run.Tools {
+		for _, e := range st.Journal {
+			n += journalEntryBytes + len(e.Arguments) + len(e.Result)
+		}
+	}
+	return n
 }
 
 // answer is call_tool's data for an entry.

@@ -328,3 +328,49 @@ func TestToolCallJournalIsBounded(t *testing.T) {
 		t.Fatal("a long answer is not whole for the caller and short in the journal")
 	}
 }
+
+// TestToolCallJournalsAreBoundedInARun fills a run's journals: a new call
+// past JournalRunBytes is not_accepted, a journaled call can still be
+// repeated, and a result with no room left is kept as a note while its
+// caller gets it whole.
+func TestToolCallJournalsAreBoundedInARun(t *testing.T) {
+	r := startTools(t, ModeLive)
+	r.claim("l1")
+	bigArgs := func(i int) string { return fmt.Sprintf(`{"n":%d,"text":"%s"}`, i, strings.Repeat("a", 60000)) }
+	for i := range 4 {
+		if _, e := r.send(r.call("l1", "crm/create_ticket", bigArgs(i)), okAnswer, false); e != nil {
+			t.Fatalf("call %d: %v", i, e)
+		}
+	}
+	refused(t, r.m, r.call("l1", "crm/create_ticket", bigArgs(4)), t0, CodeNotAccepted, "journal: over 262144 bytes in this run")
+	if res, e := r.send(r.call("l1", "crm/create_ticket", bigArgs(0)), "", false); e != nil || !res.Reused {
+		t.Fatalf("repeat of a journaled call: %+v %v", res, e)
+	}
+	answer := `{"content":[{"type":"text","text":"` + strings.Repeat("y", JournalResultBytes-100) + `"}],"isError":false}`
+	noted := false
+	for i := 0; ; i++ {
+		res, e := r.send(r.call("l1", "crm/create_ticket", fmt.Sprintf(`{"small":%d}`, i)), answer, false)
+		if e != nil {
+			if e.Code != CodeNotAccepted || len(e.Issues) != 1 || e.Issues[0] != "journal: over 262144 bytes in this run" {
+				t.Fatalf("small call %d: %v", i, e)
+			}
+			break
+		}
+		if string(res.Result) != answer {
+			t.Fatalf("small call %d: the caller did not get the whole answer", i)
+		}
+		if n := r.m.journalBytes(); n > JournalRunBytes {
+			t.Fatalf("after small call %d the journals take %d bytes", i, n)
+		}
+		j := r.m.Journal("resolve")
+		if kept := string(j[len(j)-1].Result); kept != answer {
+			if !strings.Contains(kept, "more than this run's journal has room for") {
+				t.Fatalf("small call %d kept %s", i, kept)
+			}
+			noted = true
+		}
+	}
+	if !noted {
+		t.Fatal("no result was kept as a note")
+	}
+}

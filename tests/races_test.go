@@ -1,0 +1,114 @@
+package tests
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/baton-run/baton/interpreter"
+)
+
+// Sixty-four members of the group decide one work item at once: exactly
+// one decision is taken, every other member is told already_decided, and
+// the step completes once.
+func TestRacingDecisionsTakeOne(t *testing.T) {
+	b := start(t, options{})
+	b.publish(peopleSrc)
+	starter := b.connect(personID("starter@example.com"))
+	var v view
+	starter.ok("start_run", map[string]any{"process": "people-loop", "inputs": map[string]any{"ref": "x"}, "requestId": rid()}, &v)
+	members := make([]*user, 64)
+	for i := range members {
+		members[i] = b.connect(personID(fmt.Sprintf("member%02d@example.com", i), "reviewers"))
+	}
+	work := personWork(members[0], v.Run.ID)
+	if len(work) != 1 {
+		t.Fatalf("the shared item: %+v", work)
+	}
+	w := work[0].WorkItem
+	results := make([]reply, len(members))
+	var wg sync.WaitGroup
+	for i, u := range members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = u.call("decide", fillArgs(v, &w, map[string]any{"reason": u.id.ID}))
+		}()
+	}
+	wg.Wait()
+	winner := -1
+	for i, r := range results {
+		switch {
+		case r.OK && winner < 0:
+			winner = i
+		case r.OK:
+			t.Fatalf("members %d and %d both decided", winner, i)
+		case r.Error.Code != interpreter.CodeConflict || len(r.Error.Issues) != 1 || r.Error.Issues[0] != "already_decided":
+			t.Fatalf("member %d got %+v, want conflict already_decided", i, r.Error)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no decision was taken")
+	}
+	got := getRun(starter, v.Run.ID)
+	rec := got.Data.Steps["fill"]
+	if len(rec.History) != 0 || stepStateOf(got, "fill") != "done" || rec.Record == nil || rec.By != members[winner].id.ID {
+		t.Fatalf("fill after the race: %+v, want done once by %s", rec, members[winner].id.ID)
+	}
+}
+
+// One requestId sent sixteen times at once, half with other arguments:
+// one run starts, every call with the winning arguments answers it, every
+// call with the others is told request_id_reused.
+func TestRacingRequestIDStartsOneRun(t *testing.T) {
+	b := start(t, options{})
+	b.publish(supplierSrc)
+	mira := b.connect(personID("mira@example.com", "finance-approver"))
+	reqID := rid()
+	results := make([]reply, 16)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = mira.call("start_run", map[string]any{"process": "supplier-onboarding", "requestId": reqID,
+				"inputs": map[string]any{"vendorName": "Acme", "amount": 1 + i%2}})
+		}()
+	}
+	wg.Wait()
+	runID, amount := "", -1
+	for i, r := range results {
+		if !r.OK {
+			continue
+		}
+		var v view
+		if err := decodeExact(r.Data, &v); err != nil {
+			t.Fatal(err)
+		}
+		if runID == "" {
+			runID, amount = v.Run.ID, 1+i%2
+		}
+		if v.Run.ID != runID || 1+i%2 != amount {
+			t.Fatalf("call %d (amount %d) answered run %s; the first answer was run %s for amount %d", i, 1+i%2, v.Run.ID, runID, amount)
+		}
+	}
+	if runID == "" {
+		t.Fatal("no call started the run")
+	}
+	for i, r := range results {
+		if 1+i%2 == amount {
+			if !r.OK {
+				t.Fatalf("call %d with the winning arguments got %+v", i, r.Error)
+			}
+			continue
+		}
+		if r.OK || r.Error.Code != interpreter.CodeConflict || len(r.Error.Issues) != 1 || r.Error.Issues[0] != interpreter.IssueRequestIDReused {
+			t.Fatalf("call %d with other arguments got %+v, want conflict %s", i, r.Error, interpreter.IssueRequestIDReused)
+		}
+	}
+	var runs struct{ Items []any }
+	mira.ok("list_runs", map[string]any{}, &runs)
+	if len(runs.Items) != 1 {
+		t.Fatalf("%d runs started", len(runs.Items))
+	}
+}
