@@ -123,7 +123,10 @@ func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.
 	ctx, span := telemetry.Start(ctx, "read model write")
 	defer func() { telemetry.End(span, err) }()
 	var answer *store.Request
-	if ans != nil {
+	// A write without a digest came from a caller other than the gateway
+	// (an SRE with Temporal's CLI): no requestId replays it, so there is
+	// no answer to record, while its change goes to the read model.
+	if ans != nil && ans.Digest != "" {
 		digest, err := hex.DecodeString(ans.Digest)
 		if err != nil || len(digest) == 0 {
 			// A digest that is not hex came from a caller other than the

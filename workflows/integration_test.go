@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/baton-run/baton/gateway/store"
 	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/drive/drivetest"
 	"github.com/baton-run/baton/internal/spectest"
@@ -247,4 +248,27 @@ func TestContinueAsNewPastUpdateLimit(t *testing.T) {
 		id = lastEv.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()
 	}
 	t.Logf("the run took %d executions, %s in all", runs, time.Since(begin).Round(time.Millisecond))
+}
+
+// An update sent straight to Temporal, without the gateway's digest (an
+// SRE's, from Temporal's CLI), is applied and shown in the read model
+// like any write; it leaves no request record, since no requestId
+// replays it.
+func TestWriteWithoutDigestReachesTheReadModel(t *testing.T) {
+	h := setup(t)
+	p := drivetest.Fixture(t, "invoice-approval")
+	r := h.start(p, interpreter.Samples(p.Inputs))
+	if _, err := r.update(workflows.UpdateClaim, "sre-claim", workflows.Write{
+		Command: interpreter.Claim{StepID: "validate", Actor: agent, LeaseID: "l1", Lease: 10 * time.Minute}}); err != nil {
+		t.Fatal(err)
+	}
+	r.checkReadModel(r.view(), true)
+	if _, err := h.store.GetRequest(ctxFor(t), org, "sre-claim"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("request record of a write without digest: %v, want none", err)
+	}
+	for _, ev := range r.history("").Events {
+		if f := ev.GetMarkerRecordedEventAttributes().GetFailure(); f != nil {
+			t.Fatalf("event %d: a local activity failed: %s", ev.EventId, f.GetMessage())
+		}
+	}
 }
