@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -102,6 +103,8 @@ steps:
 		})
 		lat.time("describe", func() { agent.ok("describe", nil, nil) })
 		lat.time("workflow-update", func() {
+			ctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 				WorkflowID: v.Run.ID, UpdateID: rid(), UpdateName: workflows.UpdateSendEvent, WaitForStage: client.WorkflowUpdateStageCompleted,
 				Args: []any{workflows.Write{Command: interpreter.SendEvent{Name: "nothing", Actor: interpreter.Actor{ID: "a", Kind: interpreter.ActorAgent}}}},
@@ -110,7 +113,7 @@ steps:
 				err = h.Get(ctx, nil)
 			}
 			if err != nil {
-				b.Fatal(err)
+				b.Fatalf("update of run %s: %v\n%s", v.Run.ID, err, historyOf(c, v.Run.ID))
 			}
 		})
 		wi := v.WorkItems[0]
@@ -118,6 +121,8 @@ steps:
 			ann.ok("decide", map[string]any{"runId": v.Run.ID, "workItemId": wi.ID, "snapshot": wi.Snapshot, "decision": "approved", "requestId": rid()}, nil)
 		})
 		lat.time("bare-update", func() {
+			ctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 				WorkflowID: run.GetID(), UpdateID: rid(), UpdateName: "noop", Args: []any{i}, WaitForStage: client.WorkflowUpdateStageCompleted,
 			})
@@ -190,4 +195,19 @@ steps:
 	sort.Slice(slowest, func(i, j int) bool { return slowest[i] < slowest[j] })
 	b.ReportMetric(float64(slowest[len(slowest)/2].Milliseconds()), "slowest-answer-p50-ms")
 	b.ReportMetric(float64(slowest[len(slowest)-1].Milliseconds()), "slowest-answer-max-ms")
+}
+
+// historyOf lists a workflow's events, for a benchmark that fails.
+func historyOf(c client.Client, id string) string {
+	var sb strings.Builder
+	it := c.GetWorkflowHistory(context.Background(), id, "", false, 0)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			fmt.Fprintf(&sb, "history: %v\n", err)
+			break
+		}
+		fmt.Fprintf(&sb, "%d %s %s\n", ev.EventId, ev.EventType, ev.GetWorkflowTaskFailedEventAttributes().GetFailure().GetMessage())
+	}
+	return sb.String()
 }
