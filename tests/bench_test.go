@@ -47,10 +47,11 @@ func (l latencies) report(b *testing.B) {
 
 // BenchmarkToolLatency measures claim, submit and decide over HTTP, each a
 // full tool call (auth, schema check, idempotency record, Temporal update,
-// read-model write), next to three reference points on the same server:
-// describe (HTTP, MCP and auth only), a ProcessRun update sent straight to
-// Temporal (the workflow without the gateway), and a bare workflow's no-op
-// update (Temporal's floor). Run it on a quiet machine.
+// read-model write), next to four reference points on the same server:
+// describe (HTTP, MCP and auth only), a claim and a held event sent
+// straight to a ProcessRun on Temporal (the workflow and its read-model
+// write without the gateway: workflow-claim, workflow-update), and a bare
+// workflow's no-op update (Temporal's floor). Run it on a quiet machine.
 func BenchmarkToolLatency(b *testing.B) {
 	bt := start(b, options{})
 	bt.publish(`---
@@ -94,6 +95,20 @@ steps:
 	for i := 0; i < b.N; i++ {
 		var v interpreter.View
 		agent.ok("start_run", map[string]any{"process": "bench", "inputs": map[string]any{}, "requestId": rid()}, &v)
+		var v2 interpreter.View
+		agent.ok("start_run", map[string]any{"process": "bench", "inputs": map[string]any{}, "requestId": rid()}, &v2)
+		lat.time("workflow-claim", func() {
+			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+				WorkflowID: v2.Run.ID, UpdateID: rid(), UpdateName: workflows.UpdateClaim, WaitForStage: client.WorkflowUpdateStageCompleted,
+				Args: []any{workflows.Write{Digest: "ab", Org: "o_test", Command: interpreter.Claim{StepID: "work", LeaseID: rid(), Lease: time.Minute, Actor: interpreter.Actor{ID: "a_x", Kind: interpreter.ActorAgent}}}},
+			})
+			if err == nil {
+				err = h.Get(ctx, nil)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
 		var cl interpreter.ClaimWire
 		lat.time("claim", func() {
 			agent.ok("claim", map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()}, &cl)
