@@ -57,7 +57,7 @@ func (r *runsFlags) register(fl *flag.FlagSet) {
 
 // client returns a client calling as the operator.
 func (r *runsFlags) client() (*runs.Client, error) {
-	who := drive.Who{ID: r.operator, Kind: interpreter.ActorOperator, Groups: []string{"operators"}}
+	who := drive.Who{ID: r.operator, Kind: interpreter.ActorOperator, Groups: []string{interpreter.DefaultOperators}}
 	if r.token != "" {
 		return runs.NewClient(r.url, who, func(drive.Who) (string, error) { return r.token, nil }, nil), nil
 	}

@@ -68,7 +68,7 @@ type Options struct {
 	// OIDC signs people in with OpenID Connect. Exactly one of DevSignIn
 	// and OIDC is required.
 	OIDC *OIDCOptions
-	// Operators is the group every operator is in. Default "operators".
+	// Operators is the group every operator is in. Default interpreter.DefaultOperators.
 	Operators string
 	// SessionTTL is how long a sign-in lasts. Default 12 hours.
 	SessionTTL time.Duration
@@ -121,7 +121,7 @@ func New(tools Tools, opts *Options) (*Inbox, error) {
 		o.Secret = []byte(randomHex(32))
 	}
 	if o.Operators == "" {
-		o.Operators = "operators"
+		o.Operators = interpreter.DefaultOperators
 	}
 	if o.SessionTTL == 0 {
 		o.SessionTTL = 12 * time.Hour

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/interpreter"
 )
 
 // The server's endpoints, relative to its issuer URL.
@@ -63,7 +64,7 @@ type Options struct {
 	// new one. Default 30 days.
 	RefreshTokenTTL time.Duration
 	// Operators is the group every operator who signs in belongs to.
-	// Default "operators".
+	// Default interpreter.DefaultOperators.
 	Operators string
 	// Groups are the groups the sign-in page offers a person. Default none.
 	Groups []string
@@ -112,7 +113,7 @@ func New(m Minter, opts *Options) (*Server, error) {
 		return nil, fmt.Errorf("oauth: Options.RefreshTokenTTL %v is shorter than AccessTokenTTL %v", o.RefreshTokenTTL, o.AccessTokenTTL)
 	}
 	if o.Operators == "" {
-		o.Operators = "operators"
+		o.Operators = interpreter.DefaultOperators
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/interpreter"
 )
 
 // The fields of the sign-in form, as [ReadSignIn] reads them.
@@ -72,7 +73,7 @@ type SignInPage struct {
 	// is a person. Default none; a person can still type groups.
 	Groups []string
 	// Operators is the group every operator is in, as ReadSignIn is told.
-	// Default "operators".
+	// Default interpreter.DefaultOperators.
 	Operators string
 	// Value fills the forms in, as after an error. Default: the identities
 	// `baton dev` prints tokens for.
@@ -104,7 +105,7 @@ func ReadSignIn(r *http.Request, operators string) (auth.Identity, error) {
 		return auth.Identity{}, fmt.Errorf("read the sign-in form: %w", err)
 	}
 	if operators == "" {
-		operators = "operators"
+		operators = interpreter.DefaultOperators
 	}
 	f := r.PostForm
 	v := auth.Identity{Kind: auth.Kind(f.Get(FieldKind)), ID: strings.TrimSpace(f.Get(FieldID))}
@@ -182,7 +183,7 @@ func (p *SignInPage) Render(w http.ResponseWriter, status int) error {
 		page.Title = "Sign in to Baton"
 	}
 	if page.Operators == "" {
-		page.Operators = "operators"
+		page.Operators = interpreter.DefaultOperators
 	}
 	ops := page.Operators
 	v := signInView{SignInPage: &page, Agent: defaultAgent, Person: defaultPerson, Operator: defaultOperator}
