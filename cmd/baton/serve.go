@@ -41,6 +41,7 @@ type serveConfig struct {
 	temporalAddress, namespace, taskQueue             string
 	tlsCert, tlsKey, tlsCA, tlsServerName             string
 	jwksURL, issuer, audience, kindClaim, groupsClaim string
+	personIDClaim                                     string
 	devKeyDir, webhook                                string
 	inboxClientID, inboxSecretFile, inboxURL          string
 	devTokens                                         bool
@@ -79,6 +80,7 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 		stringFlag(fl, &c.audience, "audience", "", "the tokens' aud (default the MCP URL)")
 		stringFlag(fl, &c.kindClaim, "kind-claim", "baton_kind", "claim naming agent, person or operator")
 		stringFlag(fl, &c.groupsClaim, "groups-claim", "groups", "claim listing the caller's groups")
+		stringFlag(fl, &c.personIDClaim, "person-id-claim", "sub", "claim holding a person's id, their email address (email where the issuer's sub is opaque)")
 		boolFlag(fl, &c.devTokens, "dev-tokens", false, "DEVELOPMENT ONLY: accept the dev tokens of --dev-key-dir instead of an issuer's JWTs")
 		stringFlag(fl, &c.devKeyDir, "dev-key-dir", "", "data folder of 'baton dev' whose dev tokens --dev-tokens accepts (default .baton)")
 		stringFlag(fl, &c.inboxClientID, "inbox-client-id", "", "OpenID Connect client id of the web inbox at --issuer; the inbox is off without it")
@@ -184,7 +186,8 @@ func (c *serveConfig) verifier(ctx context.Context, log *slog.Logger) (auth.Veri
 		aud = c.publicURL() + "/mcp"
 	}
 	return auth.NewJWKSVerifier(ctx, &auth.JWKSOptions{
-		Issuer: c.issuer, JWKSURL: c.jwksURL, Audience: aud, KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim,
+		Issuer: c.issuer, JWKSURL: c.jwksURL, Audience: aud,
+		PersonIDClaim: c.personIDClaim, KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim,
 	})
 }
 
@@ -236,7 +239,7 @@ func (c *serveConfig) inbox(g *gateway.Gateway, key []byte, log *slog.Logger) (*
 		BaseURL: c.publicURL(), Secret: key, Logger: log,
 		OIDC: &inbox.OIDCOptions{
 			Issuer: c.issuer, ClientID: c.inboxClientID, ClientSecret: clientSecret, JWKSURL: c.jwksURL,
-			KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim,
+			PersonIDClaim: c.personIDClaim, KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim,
 		},
 	})
 }
