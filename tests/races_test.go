@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -110,5 +111,56 @@ func TestRacingRequestIDStartsOneRun(t *testing.T) {
 	mira.ok("list_runs", map[string]any{}, &runs)
 	if len(runs.Items) != 1 {
 		t.Fatalf("%d runs started", len(runs.Items))
+	}
+}
+
+// Sixty-four agents claim one step at once: exactly one gets a token,
+// every other is told claimed_by_other, and the step is claimed once.
+func TestRacingClaimsTakeOne(t *testing.T) {
+	b := start(t, options{})
+	b.publish(`---
+name: race
+description: One agent step many agents want.
+steps:
+  - id: work
+    agent: Do it.
+  - id: done
+    finish: ok
+---
+`)
+	starter := b.connect(personID("mira@example.com"))
+	var v view
+	starter.ok("start_run", map[string]any{"process": "race", "inputs": map[string]any{}, "requestId": rid()}, &v)
+	agents := make([]*user, 64)
+	for i := range agents {
+		agents[i] = b.connect(auth.Identity{ID: fmt.Sprintf("a_racer%02d", i), Kind: auth.KindAgent})
+	}
+	results := make([]reply, len(agents))
+	var wg sync.WaitGroup
+	for i, a := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = a.call("claim", map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()})
+		}()
+	}
+	wg.Wait()
+	winner := -1
+	for i, r := range results {
+		switch {
+		case r.OK && winner < 0:
+			winner = i
+		case r.OK:
+			t.Fatalf("agents %d and %d both claimed", winner, i)
+		case r.Error.Code != interpreter.CodeConflict || len(r.Error.Issues) != 1 || r.Error.Issues[0] != "claimed_by_other":
+			t.Fatalf("agent %d got %+v, want conflict claimed_by_other", i, r.Error)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no claim was taken")
+	}
+	got := getRun(starter, v.Run.ID)
+	if stepStateOf(got, "work") != "claimed" {
+		t.Fatalf("work after the race: %s, want claimed", stepStateOf(got, "work"))
 	}
 }
