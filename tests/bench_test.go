@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )
@@ -158,21 +155,8 @@ steps:
 // claimed_by_other), and reports the slowest answer.
 func BenchmarkRacingClaims(b *testing.B) {
 	bt := start(b, options{})
-	bt.publish(`---
-name: race
-description: One agent step many agents want.
-steps:
-  - id: work
-    agent: Do it.
-  - id: done
-    finish: ok
----
-`)
-	const racers = 64
-	agents := make([]*user, racers)
-	for i := range agents {
-		agents[i] = bt.connect(auth.Identity{ID: fmt.Sprintf("a_racer%02d", i), Kind: auth.KindAgent})
-	}
+	bt.publish(raceSrc)
+	agents := racers(bt, 64)
 	starter := bt.connect(personID("mira@example.com"))
 	var slowest []time.Duration
 	b.ResetTimer()
@@ -182,29 +166,21 @@ steps:
 		starter.ok("start_run", map[string]any{"process": "race", "inputs": map[string]any{}, "requestId": rid()}, &v)
 		b.StartTimer()
 		begin := time.Now()
-		var wg sync.WaitGroup
-		var won atomic.Int64
-		var last atomic.Int64
-		for _, a := range agents {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r := a.call("claim", map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()})
-				if r.OK {
-					won.Add(1)
-				} else if r.Error.Code != interpreter.CodeConflict {
-					b.Errorf("a racing claim got %+v", r.Error)
-				}
-				took := int64(time.Since(begin))
-				for cur := last.Load(); took > cur && !last.CompareAndSwap(cur, took); cur = last.Load() {
-				}
-			}()
+		results := race(len(agents), func(i int) reply {
+			return agents[i].call("claim", map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()})
+		})
+		slowest = append(slowest, time.Since(begin))
+		won := 0
+		for _, r := range results {
+			if r.OK {
+				won++
+			} else if r.Error.Code != interpreter.CodeConflict {
+				b.Errorf("a racing claim got %+v", r.Error)
+			}
 		}
-		wg.Wait()
-		if won.Load() != 1 {
-			b.Fatalf("%d racing claims won", won.Load())
+		if won != 1 {
+			b.Fatalf("%d racing claims won", won)
 		}
-		slowest = append(slowest, time.Duration(last.Load()))
 	}
 	b.StopTimer()
 	sort.Slice(slowest, func(i, j int) bool { return slowest[i] < slowest[j] })

@@ -27,30 +27,10 @@ func TestRacingDecisionsTakeOne(t *testing.T) {
 		t.Fatalf("the shared item: %+v", work)
 	}
 	w := work[0].WorkItem
-	results := make([]reply, len(members))
-	var wg sync.WaitGroup
-	for i, u := range members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = u.call("decide", fillArgs(v, &w, map[string]any{"reason": u.id.ID}))
-		}()
-	}
-	wg.Wait()
-	winner := -1
-	for i, r := range results {
-		switch {
-		case r.OK && winner < 0:
-			winner = i
-		case r.OK:
-			t.Fatalf("members %d and %d both decided", winner, i)
-		case r.Error.Code != interpreter.CodeConflict || len(r.Error.Issues) != 1 || r.Error.Issues[0] != "already_decided":
-			t.Fatalf("member %d got %+v, want conflict already_decided", i, r.Error)
-		}
-	}
-	if winner < 0 {
-		t.Fatal("no decision was taken")
-	}
+	results := race(len(members), func(i int) reply {
+		return members[i].call("decide", fillArgs(v, &w, map[string]any{"reason": members[i].id.ID}))
+	})
+	winner := oneWins(t, results, "already_decided")
 	got := getRun(starter, v.Run.ID)
 	rec := got.Data.Steps["fill"]
 	if len(rec.History) != 0 || stepStateOf(got, "fill") != "done" || rec.Record == nil || rec.By != members[winner].id.ID {
@@ -66,17 +46,10 @@ func TestRacingRequestIDStartsOneRun(t *testing.T) {
 	b.publish(supplierSrc)
 	mira := b.connect(personID("mira@example.com", "finance-approver"))
 	reqID := rid()
-	results := make([]reply, 16)
-	var wg sync.WaitGroup
-	for i := range results {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = mira.call("start_run", map[string]any{"process": "supplier-onboarding", "requestId": reqID,
-				"inputs": map[string]any{"vendorName": "Acme", "amount": 1 + i%2}})
-		}()
-	}
-	wg.Wait()
+	results := race(16, func(i int) reply {
+		return mira.call("start_run", map[string]any{"process": "supplier-onboarding", "requestId": reqID,
+			"inputs": map[string]any{"vendorName": "Acme", "amount": 1 + i%2}})
+	})
 	runID, amount := "", -1
 	for i, r := range results {
 		if !r.OK {
@@ -118,7 +91,22 @@ func TestRacingRequestIDStartsOneRun(t *testing.T) {
 // every other is told claimed_by_other, and the step is claimed once.
 func TestRacingClaimsTakeOne(t *testing.T) {
 	b := start(t, options{})
-	b.publish(`---
+	b.publish(raceSrc)
+	starter := b.connect(personID("mira@example.com"))
+	var v view
+	starter.ok("start_run", map[string]any{"process": "race", "inputs": map[string]any{}, "requestId": rid()}, &v)
+	agents := racers(b, 64)
+	results := race(len(agents), func(i int) reply {
+		return agents[i].call("claim", map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()})
+	})
+	oneWins(t, results, "claimed_by_other")
+	if got := stepStateOf(getRun(starter, v.Run.ID), "work"); got != "claimed" {
+		t.Fatalf("work after the race: %s, want claimed", got)
+	}
+}
+
+// raceSrc is one agent step that many agents want.
+const raceSrc = `---
 name: race
 description: One agent step many agents want.
 steps:
@@ -127,40 +115,49 @@ steps:
   - id: done
     finish: ok
 ---
-`)
-	starter := b.connect(personID("mira@example.com"))
-	var v view
-	starter.ok("start_run", map[string]any{"process": "race", "inputs": map[string]any{}, "requestId": rid()}, &v)
-	agents := make([]*user, 64)
+`
+
+// racers connects n agents.
+func racers(b *baton, n int) []*user {
+	agents := make([]*user, n)
 	for i := range agents {
 		agents[i] = b.connect(auth.Identity{ID: fmt.Sprintf("a_racer%02d", i), Kind: auth.KindAgent})
 	}
-	results := make([]reply, len(agents))
+	return agents
+}
+
+// race makes n calls at once and returns their replies in order.
+func race(n int, call func(i int) reply) []reply {
+	results := make([]reply, n)
 	var wg sync.WaitGroup
-	for i, a := range agents {
+	for i := range results {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = a.call("claim", map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()})
+			results[i] = call(i)
 		}()
 	}
 	wg.Wait()
+	return results
+}
+
+// oneWins fails unless exactly one reply is ok and every other is a
+// conflict with the one issue given; it returns the winner's index.
+func oneWins(t *testing.T, results []reply, issue string) int {
+	t.Helper()
 	winner := -1
 	for i, r := range results {
 		switch {
 		case r.OK && winner < 0:
 			winner = i
 		case r.OK:
-			t.Fatalf("agents %d and %d both claimed", winner, i)
-		case r.Error.Code != interpreter.CodeConflict || len(r.Error.Issues) != 1 || r.Error.Issues[0] != "claimed_by_other":
-			t.Fatalf("agent %d got %+v, want conflict claimed_by_other", i, r.Error)
+			t.Fatalf("calls %d and %d both won", winner, i)
+		case r.Error.Code != interpreter.CodeConflict || len(r.Error.Issues) != 1 || r.Error.Issues[0] != issue:
+			t.Fatalf("call %d got %+v, want conflict %s", i, r.Error, issue)
 		}
 	}
 	if winner < 0 {
-		t.Fatal("no claim was taken")
+		t.Fatal("no call won")
 	}
-	got := getRun(starter, v.Run.ID)
-	if stepStateOf(got, "work") != "claimed" {
-		t.Fatalf("work after the race: %s, want claimed", stepStateOf(got, "work"))
-	}
+	return winner
 }
