@@ -162,6 +162,9 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	} else {
 		topts.DatabaseFile = filepath.Join(data, sqliteFile)
 	}
+	// Before the server: it starts workers of its own, and the first
+	// worker in a process fixes the size of the cache they all share.
+	sizeWorkflowCache(cfg.workflowCache)
 	tsrv, err := temporaldev.Start(ctx, topts)
 	if err != nil {
 		return fmt.Errorf("start Temporal: %w", err)

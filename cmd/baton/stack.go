@@ -42,6 +42,18 @@ func openStore(ctx context.Context, url string) (*store.Store, error) {
 // idle; see docs/design.md for the measurement behind it.
 const defaultWorkflowCache = 2000
 
+// sizeWorkflowCache sets how many runs this process's workers keep in
+// memory between their workflow tasks; zero keeps the SDK's default
+// (10,000). The SDK's cache is process-wide and sized when the first
+// worker of the process starts, later calls change nothing while one
+// runs: call it before anything in the process starts a worker, an
+// embedded Temporal server included (its system workers are SDK workers).
+func sizeWorkflowCache(n int) {
+	if n > 0 {
+		worker.SetStickyWorkflowCacheSize(n)
+	}
+}
+
 // startWorker registers the workflow and the activities on a task queue.
 // The worker writes the read model through a pool of its own, never the
 // gateway's (see store.Open); stop it with the returned function.
@@ -54,10 +66,7 @@ func startWorker(ctx context.Context, dbURL string, c client.Client, queue strin
 	if err != nil {
 		return nil, err
 	}
-	if cache > 0 {
-		// Process-wide in the SDK: every worker of this process shares it.
-		worker.SetStickyWorkflowCacheSize(cache)
-	}
+	sizeWorkflowCache(cache)
 	w := worker.New(c, queue, worker.Options{})
 	workflows.Register(w)
 	if m != nil {
