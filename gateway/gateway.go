@@ -37,6 +37,11 @@ type Options struct {
 	BaseURL string
 	// Lease is the claim lease length. Default 10 minutes.
 	Lease time.Duration
+	// CallWait is how long a call waits for Temporal and PostgreSQL before
+	// it answers retry; a write it started then finishes or not on its
+	// own, and the same requestId answers it. Default DefaultCallWait; at
+	// most CallTimeout.
+	CallWait time.Duration
 	// MaxUploadBytes caps an upload's decoded size. Default 10 MiB.
 	MaxUploadBytes int
 	// UploadQuota limits what one identity uploads; see UploadQuota.
@@ -96,6 +101,12 @@ func (o *Options) defaults() error {
 	}
 	if o.Lease < time.Second {
 		return fmt.Errorf("gateway: Lease %v is under the minimum of 1s", o.Lease)
+	}
+	if o.CallWait == 0 {
+		o.CallWait = DefaultCallWait
+	}
+	if o.CallWait < 0 || o.CallWait > CallTimeout {
+		return fmt.Errorf("gateway: CallWait %v is outside 0 to CallTimeout (%v)", o.CallWait, CallTimeout)
 	}
 	if o.MaxUploadBytes == 0 {
 		o.MaxUploadBytes = 10 << 20

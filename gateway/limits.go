@@ -25,6 +25,12 @@ const (
 	// CallTimeout is how long a call may take to answer once it has
 	// arrived; a caller that misses the answer retries with its requestId.
 	CallTimeout = 2 * time.Minute
+	// DefaultCallWait is how long a call waits by default for what it
+	// needs (Temporal, PostgreSQL) before answering retry: under the
+	// 60 seconds many MCP clients give a request, so while Temporal is
+	// down they get Baton's retry rather than a timeout of their own,
+	// and longer than a checked submission's model usually takes.
+	DefaultCallWait = 50 * time.Second
 	// slowestLink is the slowest upload speed planned for, in bytes per
 	// second: 256 kbit/s.
 	slowestLink = 32 << 10

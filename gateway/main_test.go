@@ -31,6 +31,13 @@ type bundle struct {
 
 func setup(t testing.TB, opts *Options) bundle {
 	t.Helper()
+	return setupWithTemporal(t, opts, "127.0.0.1:1")
+}
+
+// setupWithTemporal is setup with the gateway's Temporal client pointed at
+// hostPort.
+func setupWithTemporal(t testing.TB, opts *Options, hostPort string) bundle {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, pgtest.NewDatabase(t))
 	if err != nil {
@@ -40,7 +47,7 @@ func setup(t testing.TB, opts *Options) bundle {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
+	c, err := client.NewLazyClient(client.Options{HostPort: hostPort})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,10 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
+	"go.temporal.io/api/workflowservice/v1"
+	"google.golang.org/grpc"
+
+	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -56,4 +64,56 @@ func TestRefusalsEchoIDsShortly(t *testing.T) {
 	if !strings.HasPrefix(e.Message, `No run "r_é`) || !utf8.ValidString(e.Message) {
 		t.Errorf("the refusal cut the id badly: %q", e.Message)
 	}
+}
+
+// A call whose Temporal does not answer (a server that takes calls and
+// never replies, as an overloaded or partitioned one does) answers retry once Options.CallWait is up, rather than hanging for
+// as long as the caller and the connection last; the same requestId sent
+// again is not taken for another call.
+func TestCallWaitAnswersRetry(t *testing.T) {
+	t.Parallel()
+	b := setupWithTemporal(t, &Options{CallWait: 300 * time.Millisecond}, blackHole(t))
+	reg := NewRegistry(b.store, "o_test", b.g.Offer())
+	if _, _, err := reg.ImportAndPublish(b.ctx, filepath.Join(spectest.SharedDir(t), "conformance", "fixtures", "invoice-approval"), "u_admin", nil); err != nil {
+		t.Fatal(err)
+	}
+	mira := auth.Identity{ID: "mira@example.com", Kind: auth.KindPerson}
+	args := json.RawMessage(`{"process":"invoice-approval","requestId":"req-wait","inputs":{"invoiceId":"INV-1","invoiceDocument":"https://example.com/inv.pdf","manager":"mira@example.com"}}`)
+	for try := 1; try <= 2; try++ {
+		answered := make(chan error, 1)
+		go func() {
+			_, err := b.g.Call(b.ctx, mira, "start_run", args)
+			answered <- err
+		}()
+		select {
+		case err := <-answered:
+			if err == nil || resultCode(err) != string(interpreter.CodeRetry) {
+				t.Fatalf("try %d: start_run with Temporal not answering answered %v, want retry", try, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("try %d: start_run with Temporal not answering did not answer within 30s", try)
+		}
+	}
+}
+
+// blackHole serves gRPC on a loopback port and never answers a call but
+// GetSystemInfo, so that clients connect; it returns the address.
+func blackHole(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
+		if method, _ := grpc.MethodFromServerStream(stream); strings.HasSuffix(method, "/GetSystemInfo") {
+			if err := stream.RecvMsg(&workflowservice.GetSystemInfoRequest{}); err != nil {
+				return err
+			}
+			return stream.SendMsg(&workflowservice.GetSystemInfoResponse{})
+		}
+		<-stream.Context().Done()
+		return stream.Context().Err()
+	}))
+	go srv.Serve(ln)
+	t.Cleanup(srv.Stop)
+	return ln.Addr().String()
 }

@@ -46,6 +46,7 @@ type serveConfig struct {
 	inboxClientID, inboxSecretFile, inboxURL          string
 	devTokens                                         bool
 	lease, uploadQuotaWindow, requestRetention        time.Duration
+	callWait                                          time.Duration
 	maxUpload, maxRequests                            int
 	uploadQuota                                       int64
 	evaluator                                         evaluatorConfig
@@ -86,6 +87,7 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 		stringFlag(fl, &c.inboxClientID, "inbox-client-id", "", "OpenID Connect client id of the web inbox at --issuer; the inbox is off without it")
 		stringFlag(fl, &c.inboxSecretFile, "inbox-client-secret-file", "", "file holding the inbox client's secret")
 		durationFlag(fl, &c.lease, "lease", 10*time.Minute, "claim lease length")
+		durationFlag(fl, &c.callWait, "call-wait", gateway.DefaultCallWait, "how long a call waits for Temporal and PostgreSQL before answering retry")
 		intFlag(fl, &c.maxUpload, "max-upload-bytes", 10<<20, "largest upload")
 		intFlag(fl, &c.maxRequests, "max-requests", 256, "most requests served at once; more wait up to 5s, then get 503")
 		int64Flag(fl, &c.uploadQuota, "upload-quota-bytes", gateway.DefaultUploadQuotaBytes, "most bytes one identity may upload per --upload-quota-window; 0 for no quota")
@@ -146,6 +148,9 @@ func (c *serveConfig) check(withGateway bool) error {
 	}
 	if c.lease < time.Second {
 		return fmt.Errorf("--lease %v is under the minimum of 1s", c.lease)
+	}
+	if c.callWait < time.Second || c.callWait > gateway.CallTimeout {
+		return fmt.Errorf("--call-wait %v is outside 1s to %v", c.callWait, gateway.CallTimeout)
 	}
 	if c.maxUpload < 1 {
 		return fmt.Errorf("--max-upload-bytes %d must be at least 1", c.maxUpload)
@@ -358,7 +363,7 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 		return err
 	}
 	g, err := gateway.New(st, runs, v, &gateway.Options{
-		Org: cfg.org, BaseURL: cfg.publicURL(), Lease: cfg.lease,
+		Org: cfg.org, BaseURL: cfg.publicURL(), Lease: cfg.lease, CallWait: cfg.callWait,
 		MaxUploadBytes: cfg.maxUpload, Secret: key, Logger: log, AuthServers: cfg.authServers(),
 		UploadQuota: cfg.gatewayQuota(), Profiles: profiles(cfg.evaluator.offered(), tools),
 		Observe: obs.toolCalls(), InboxURL: cfg.inboxBase(),

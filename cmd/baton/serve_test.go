@@ -93,6 +93,8 @@ func TestGatewayRefusesSettingsOutOfRange(t *testing.T) {
 		{"--max-requests", "0"},
 		{"--upload-quota-bytes", "-5"},
 		{"--lease", "10ms"},
+		{"--call-wait", "0s"},
+		{"--call-wait", "5m"},
 	} {
 		code, _, stderr := runBaton(gatewayArgs(append(jwks, tt.flag, tt.value)...)...)
 		if code != 2 || !strings.Contains(stderr, tt.flag) {
