@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/baton-run/baton/internal/pgtest"
 )
 
 // baton dev hands out 30-day tokens in the clear; listening beyond loopback
@@ -37,7 +39,7 @@ func TestDevTemporalStore(t *testing.T) {
 		t.Errorf("--temporal-store mysql: exit %d, stderr %q; want 2 naming the flag", code, stderr)
 	}
 
-	data := postgresDataDir(t)
+	data := pgtest.DataDir(t)
 	cfg := devConfigFor(data)
 	cfg.temporalStore = storeSQLite
 	dev := launchDev(t, cfg)

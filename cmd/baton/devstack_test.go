@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -89,24 +88,6 @@ func devConfigFor(data string) devConfig {
 		org: "o_default", lease: 10 * time.Minute, roles: roleFlag{}, evaluator: evaluatorConfig{def: "unsure"},
 		temporalDatabase: temporaldev.DefaultPostgresDatabase,
 	}
-}
-
-// postgresDataDir returns a fresh data folder that PostgreSQL can use: as
-// root the server runs as user postgres, which cannot reach t.TempDir().
-func postgresDataDir(t *testing.T) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		return t.TempDir()
-	}
-	dir, err := os.MkdirTemp("", "baton-cli-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 // baton runs the command line in this process and returns its exit status,

@@ -51,7 +51,7 @@ func devProcesses(t *testing.T, mcpURL, data string) []string {
 // --data: its running server while dev runs, and the same cluster started
 // for the command when dev is stopped. Dev sees both.
 func TestRegistryThroughDevData(t *testing.T) {
-	data := postgresDataDir(t)
+	data := pgtest.DataDir(t)
 	fixtures := fixturesDir(t)
 	dev := launchDev(t, devConfigFor(data))
 	if !strings.Contains(dev.printed, "state in postgres") {

@@ -10,31 +10,15 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// dataDir returns a fresh data folder that the postgres user can reach
-// when the tests run as root (t.TempDir's parent is private to root).
-func dataDir(t *testing.T) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		return t.TempDir()
-	}
-	dir, err := os.MkdirTemp("", "devpg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+	"github.com/baton-run/baton/internal/pgtest"
+)
 
 // created returns a data folder whose cluster exists and is stopped, as
 // after a `baton dev` that ran and ended.
 func created(t *testing.T) string {
 	t.Helper()
-	dir := dataDir(t)
+	dir := pgtest.DataDir(t)
 	srv, err := Start(context.Background(), dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +74,7 @@ func TestOpenWithoutCluster(t *testing.T) {
 // While baton dev runs, Open connects to its server and Close leaves it
 // running.
 func TestOpenWhileDevRuns(t *testing.T) {
-	dir := dataDir(t)
+	dir := pgtest.DataDir(t)
 	ctx := context.Background()
 	dev, err := Start(ctx, dir, nil)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -116,4 +117,25 @@ func (s *Server) DropDatabase(ctx context.Context, name string) error {
 		return fmt.Errorf("pgtest: drop database %q: %w", name, err)
 	}
 	return nil
+}
+
+// DataDir returns a fresh folder for a test to keep a PostgreSQL data
+// folder in (or a data folder that holds one, such as baton dev's), removed
+// when the test ends. As root the server runs as user postgres, which
+// cannot reach t.TempDir() (its parent is private to root), so there it is
+// a folder of its own that others may enter.
+func DataDir(tb testing.TB) string {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		return tb.TempDir()
+	}
+	dir, err := os.MkdirTemp("", "baton-test-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
 }
