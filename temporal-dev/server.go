@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -144,15 +145,11 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 	}
 
 	host := dialHost(o.IP)
-	frontendPort := o.FrontendPort
-	if frontendPort == 0 || frontendPort == FreePort {
-		ports, err := freePorts(o.IP, 1)
-		if err != nil {
-			return nil, fmt.Errorf("temporaldev: pick a frontend port: %w", err)
+	pickFrontend := o.FrontendPort == 0 || o.FrontendPort == FreePort
+	if !pickFrontend {
+		if err := checkPortFree(net.JoinHostPort(o.IP, strconv.Itoa(o.FrontendPort))); err != nil {
+			return nil, fmt.Errorf("temporaldev: Options.FrontendPort: %w", err)
 		}
-		frontendPort = ports[0]
-	} else if err := checkPortFree(net.JoinHostPort(o.IP, strconv.Itoa(frontendPort))); err != nil {
-		return nil, fmt.Errorf("temporaldev: Options.FrontendPort: %w", err)
 	}
 	uiPort := o.UIPort
 	switch {
@@ -167,12 +164,6 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 			return nil, fmt.Errorf("temporaldev: Options.UIPort: %w", err)
 		}
 	}
-	internal, err := freePorts("127.0.0.1", 3)
-	if err != nil {
-		return nil, fmt.Errorf("temporaldev: pick ports for internal services: %w", err)
-	}
-	frontend := net.JoinHostPort(host, strconv.Itoa(frontendPort))
-
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -182,15 +173,42 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	conf := serverConfig(o.IP, frontendPort, frontend, internal, persistence)
-	srv, err := newServer(conf, frontend, internal, srvLogger)
-	if err != nil {
-		return nil, err
-	}
-	if err := guard(srv.Start); err != nil {
-		srvLogger.quiet.Store(true)
-		_ = guard(srv.Stop)
-		return nil, fmt.Errorf("temporaldev: start the server: %w", err)
+	// A port picked free can be taken before the server binds it (by
+	// another server starting, or as the local port of any outgoing
+	// connection): then the server starts again on other ports.
+	var srv temporal.Server
+	var frontend string
+	for attempt := 1; ; attempt++ {
+		frontendPort := o.FrontendPort
+		if pickFrontend {
+			ports, err := pickPorts(o.IP, 1)
+			if err != nil {
+				return nil, fmt.Errorf("temporaldev: pick a frontend port: %w", err)
+			}
+			frontendPort = ports[0]
+		}
+		internal, err := pickPorts("127.0.0.1", 3)
+		if err != nil {
+			return nil, fmt.Errorf("temporaldev: pick ports for internal services: %w", err)
+		}
+		frontend = net.JoinHostPort(host, strconv.Itoa(frontendPort))
+		conf := serverConfig(o.IP, frontendPort, frontend, internal, persistence)
+		srv, err = newServer(conf, frontend, internal, srvLogger)
+		if err == nil {
+			if err = guard(srv.Start); err != nil {
+				srvLogger.quiet.Store(true)
+				_ = guard(srv.Stop)
+				srvLogger.quiet.Store(false)
+				err = fmt.Errorf("temporaldev: start the server: %w", err)
+			}
+		}
+		if err == nil {
+			break
+		}
+		if attempt == startAttempts || !strings.Contains(err.Error(), "address already in use") {
+			return nil, err
+		}
+		logger.Warn("temporal dev server: a port was taken while it started; starting again on others", "error", err)
 	}
 
 	s := &Server{srv: srv, srvLogger: srvLogger, frontend: frontend, namespace: o.Namespace, logger: logger}
@@ -571,6 +589,12 @@ func dialHost(ip string) string {
 	}
 	return ip
 }
+
+// startAttempts is how many times Start tries ports picked free.
+const startAttempts = 3
+
+// pickPorts picks the ports Start tries: freePorts, but for tests.
+var pickPorts = freePorts
 
 // freePorts returns n distinct ports that were free on ip a moment ago.
 func freePorts(ip string, n int) ([]int, error) {
