@@ -158,7 +158,8 @@ func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.
 			// Emails compare without case; the store compares exactly,
 			// so the key is normalized here as get_work normalizes the
 			// caller's.
-			AssignedGroup: w.Group, AssignedPerson: strings.ToLower(w.Person), Handoff: w.Handoff, Item: w.Item,
+			AssignedGroup: w.Group, AssignedPerson: strings.ToLower(w.Person), AlsoGroups: w.AlsoGroups,
+			Handoff: w.Handoff, Item: w.Item,
 		}
 	}
 	applied, err := a.store.PublishRun(ctx, nil, &row, work, answer)

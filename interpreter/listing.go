@@ -32,12 +32,16 @@ type ListingWork struct {
 	StepID     string `json:"stepId"`
 	WorkItemID string `json:"workItemId,omitempty"`
 	// Kind is agent, task, approve or escalation.
-	Kind       string          `json:"kind"`
-	ReadySince time.Time       `json:"readySince"`
-	Due        *time.Time      `json:"due,omitempty"`
-	Overdue    bool            `json:"overdue,omitempty"`
-	Group      string          `json:"group,omitempty"`
-	Person     string          `json:"person,omitempty"`
+	Kind       string     `json:"kind"`
+	ReadySince time.Time  `json:"readySince"`
+	Due        *time.Time `json:"due,omitempty"`
+	Overdue    bool       `json:"overdue,omitempty"`
+	Group      string     `json:"group,omitempty"`
+	Person     string     `json:"person,omitempty"`
+	// AlsoGroups are the other groups that may decide the item: a
+	// tool-call approval names its approver groups, and its assignedTo
+	// shows only the first.
+	AlsoGroups []string        `json:"alsoGroups,omitempty"`
 	Handoff    json.RawMessage `json:"handoff,omitempty"`
 	// Item is the work item exactly as get_run shows it (nil for an agent
 	// step); its snapshot is current as long as Seq is.
@@ -78,6 +82,11 @@ func (m *Machine) Listing(now time.Time) (*Listing, error) {
 		lw := ListingWork{
 			StepID: w.StepID, WorkItemID: w.ID, Kind: kind, ReadySince: it.Since, Due: due,
 			Overdue: w.Overdue, Group: it.AssignedTo.Group, Person: it.AssignedTo.Person, Item: b,
+		}
+		for _, g := range it.Approvers {
+			if g != it.AssignedTo.Group {
+				lw.AlsoGroups = append(lw.AlsoGroups, g)
+			}
 		}
 		if w.Handoff != nil {
 			lw.Handoff, _ = json.Marshal(w.Handoff)

@@ -44,6 +44,9 @@ type toolRun struct {
 	p    *Process
 	m    *Machine
 	sent []*CallNeeded
+	// roles bind the process's roles as the gateway would; nil for
+	// finance-leads alone.
+	roles map[string]string
 }
 
 func startTools(t *testing.T, mode string) *toolRun {
@@ -74,7 +77,11 @@ func (r *toolRun) call(lease, tool, args string) CallTool {
 		r.t.Fatal(err)
 	}
 	reg, _ := toolCatalog.Lookup(tool)
-	resolved, err := ResolveTool(*r.p.Steps[0].ToolUse(tool), reg, map[string]string{"finance-leads": "g_finance_leads"})
+	roles := r.roles
+	if roles == nil {
+		roles = map[string]string{"finance-leads": "g_finance_leads"}
+	}
+	resolved, err := ResolveTool(*r.p.Steps[0].ToolUse(tool), reg, roles)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -372,5 +379,48 @@ func TestToolCallJournalsAreBoundedInARun(t *testing.T) {
 	}
 	if !noted {
 		t.Fatal("no result was kept as a note")
+	}
+}
+
+// An approval that several groups may give is listed to each of them: its
+// assignedTo shows the first group, the listing names the others too, and
+// a person of any of them decides it.
+func TestToolCallApprovalListedToEveryApproverGroup(t *testing.T) {
+	o := offerAll()
+	o.Profiles = append(o.Profiles, ProfileTools)
+	o.ToolCatalog = toolCatalog
+	src := strings.Replace(toolsSrc, "approvers: [finance-leads]", "approvers: [finance-leads, cfo]", 1)
+	p, err := Parse([]byte(src), &ParseOptions{Offer: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]string{"finance-leads": "g_finance_leads", "cfo": "g_cfo"}
+	m, err := StartRun(Start{RunID: "r_1", Process: p, Version: 1, Starter: starter, Mode: ModeLive, Roles: roles}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &toolRun{t: t, p: p, m: m, roles: roles}
+	r.claim("l1")
+	if res, e := r.send(r.call("l1", "crm/refund", `{"customer":"alice@example.com","amount":89,"currency":"EUR"}`), "", false); e != nil || res.WorkItemID == nil {
+		t.Fatalf("proposal: %+v %v", res, e)
+	}
+	l, err := m.Listing(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var approval *ListingWork
+	for i := range l.Work {
+		if l.Work[i].WorkItemID != "" {
+			approval = &l.Work[i]
+		}
+	}
+	if approval == nil || approval.Group != "g_finance_leads" || strings.Join(approval.AlsoGroups, ",") != "g_cfo" {
+		t.Fatalf("the approval's listing: %+v, want group g_finance_leads and also g_cfo", approval)
+	}
+	w := openItemFor(t, m, t0, "resolve")
+	cfo := Actor{ID: "cleo@example.com", Kind: ActorPerson, Groups: []string{"finance", "g_cfo"}}
+	must(t, m, Decide{WorkItemID: w.ID, Snapshot: w.Snapshot, Decision: DecisionApproved, Actor: cfo}, t0)
+	if l, _ := m.Listing(t0); len(l.Work) != 1 || l.Work[0].WorkItemID != "" {
+		t.Fatalf("after the decision the run lists %+v, want only the ready agent step", l.Work)
 	}
 }

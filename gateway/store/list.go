@@ -46,8 +46,10 @@ WHERE org = @org AND kind = 'agent'`
 
 	// Items assigned to the person, and to each group, come from their
 	// own ordered index scans, at most a page each, so a page costs the
-	// same however many items the groups hold; UNION drops an item
-	// reached twice. sqlFilters marks where a listing's filters go.
+	// same however many items the groups hold; the few items that further
+	// groups may decide (also_groups) from a scan of their partial index.
+	// UNION drops an item reached twice. sqlFilters marks where a
+	// listing's filters go.
 	sqlListPersonWork = `
 SELECT ` + workColumns + `
 FROM (
@@ -61,6 +63,11 @@ FROM (
     UNION
     (SELECT * FROM work
      WHERE org = @org AND assigned_person = @person` + sqlFilters + `
+     ORDER BY ready_since, run_id, step_id
+     LIMIT @limit)
+    UNION
+    (SELECT * FROM work
+     WHERE org = @org AND also_groups IS NOT NULL AND also_groups && @groups::text[]` + sqlFilters + `
      ORDER BY ready_since, run_id, step_id
      LIMIT @limit)
 ) work

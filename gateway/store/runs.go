@@ -61,6 +61,10 @@ type WorkRow struct {
 	// A work item is assigned to a group, a person (by email), or both.
 	AssignedGroup  string
 	AssignedPerson string
+	// AlsoGroups are further groups that may decide the item and see it
+	// in their listings (a tool-call approval with several approver
+	// groups); nil for most.
+	AlsoGroups []string
 	// Handoff is what the previous attempt left (get_work's handoff); nil
 	// for none.
 	Handoff json.RawMessage
@@ -91,7 +95,7 @@ WITH new AS (
     SELECT * FROM jsonb_to_recordset($3::jsonb) AS w(
         step_id text, work_item_id text, kind text, ready_since timestamptz,
         due timestamptz, overdue boolean, assigned_group text, assigned_person text,
-        handoff jsonb, item jsonb)
+        also_groups text[], handoff jsonb, item jsonb)
 ), current AS (
     -- the run row this very transaction just wrote at seq $7
     SELECT 1 FROM runs WHERE org = $1 AND run_id = $2 AND seq = $7
@@ -102,16 +106,16 @@ WITH new AS (
       AND step_id NOT IN (SELECT step_id FROM new)
 )
 INSERT INTO work (org, run_id, step_id, work_item_id, kind, process, version, mode,
-                  ready_since, due, overdue, assigned_group, assigned_person, handoff, item)
+                  ready_since, due, overdue, assigned_group, assigned_person, also_groups, handoff, item)
 SELECT $1, $2, step_id, work_item_id, kind, $4, $5, $6,
-       ready_since, due, coalesce(overdue, false), assigned_group, assigned_person, handoff, item
+       ready_since, due, coalesce(overdue, false), assigned_group, assigned_person, also_groups, handoff, item
 FROM new WHERE EXISTS (SELECT 1 FROM current)
 ON CONFLICT (org, run_id, step_id) DO UPDATE SET
     work_item_id = EXCLUDED.work_item_id, kind = EXCLUDED.kind,
     process = EXCLUDED.process, version = EXCLUDED.version, mode = EXCLUDED.mode,
     ready_since = EXCLUDED.ready_since, due = EXCLUDED.due, overdue = EXCLUDED.overdue,
     assigned_group = EXCLUDED.assigned_group, assigned_person = EXCLUDED.assigned_person,
-    handoff = EXCLUDED.handoff, item = EXCLUDED.item`
+    also_groups = EXCLUDED.also_groups, handoff = EXCLUDED.handoff, item = EXCLUDED.item`
 
 // workJSON is a WorkRow as sqlReplaceWork reads it.
 type workJSON struct {
@@ -123,6 +127,7 @@ type workJSON struct {
 	Overdue        bool            `json:"overdue"`
 	AssignedGroup  *string         `json:"assigned_group"`
 	AssignedPerson *string         `json:"assigned_person"`
+	AlsoGroups     []string        `json:"also_groups,omitempty"`
 	Handoff        json.RawMessage `json:"handoff,omitempty"`
 	Item           json.RawMessage `json:"item,omitempty"`
 }
@@ -181,6 +186,7 @@ func (s *Store) PublishRun(ctx context.Context, q Querier, row *RunRow, work []W
 			Overdue:        w.Overdue,
 			AssignedGroup:  nullable(w.AssignedGroup),
 			AssignedPerson: nullable(w.AssignedPerson),
+			AlsoGroups:     w.AlsoGroups,
 			Handoff:        w.Handoff,
 			Item:           w.Item,
 		}
@@ -301,13 +307,13 @@ func scanRun(row pgx.CollectableRow) (RunRow, error) {
 
 const workColumns = `org, run_id, process, version, mode, step_id, coalesce(work_item_id, ''), kind,
        ready_since, due, overdue, coalesce(assigned_group, ''), coalesce(assigned_person, ''),
-       handoff, item`
+       also_groups, handoff, item`
 
 func scanWork(row pgx.CollectableRow) (WorkRow, error) {
 	var w WorkRow
 	err := row.Scan(&w.Org, &w.RunID, &w.Process, &w.Version, &w.Mode, &w.StepID, &w.WorkItemID,
 		&w.Kind, &w.ReadySince, &w.Due, &w.Overdue, &w.AssignedGroup, &w.AssignedPerson,
-		&w.Handoff, &w.Item)
+		&w.AlsoGroups, &w.Handoff, &w.Item)
 	return w, err
 }
 

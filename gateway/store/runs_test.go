@@ -300,7 +300,10 @@ func TestListPersonWork(t *testing.T) {
 	upsert(t, b, r2,
 		item("approve", "w_3", t0.Add(3*time.Minute), "g_legal", ""),
 		item("both", "w_4", t0.Add(4*time.Minute), "g_finance", "mira@example.com"),
-		item("other", "w_5", t0, "", "ops@example.com"))
+		item("other", "w_5", t0, "", "ops@example.com"),
+		// A tool-call approval three groups may decide; it shows the first.
+		store.WorkRow{StepID: "call", WorkItemID: "w_6", Kind: store.WorkApprove, ReadySince: t0.Add(5 * time.Minute),
+			AssignedGroup: "g_finance_leads", AlsoGroups: []string{"g_cfo", "g_legal"}})
 
 	cases := []struct {
 		name   string
@@ -310,9 +313,12 @@ func TestListPersonWork(t *testing.T) {
 	}{
 		{"by email and group", "mira@example.com", []string{"g_finance"}, []string{"r_1/sign", "r_1/approve", "r_2/both"}},
 		{"by email only", "mira@example.com", nil, []string{"r_1/sign", "r_2/both"}},
-		{"by groups only", "nobody@example.com", []string{"g_legal", "g_finance"}, []string{"r_1/approve", "r_2/approve", "r_2/both"}},
+		{"by groups only", "nobody@example.com", []string{"g_legal", "g_finance"}, []string{"r_1/approve", "r_2/approve", "r_2/both", "r_2/call"}},
 		{"nothing", "nobody@example.com", []string{"g_none"}, nil},
 		{"repeated group", "nobody@example.com", []string{"g_finance", "g_finance"}, []string{"r_1/approve", "r_2/both"}},
+		{"by the first of several groups", "nobody@example.com", []string{"g_finance_leads"}, []string{"r_2/call"}},
+		{"by a further group", "nobody@example.com", []string{"g_cfo"}, []string{"r_2/call"}},
+		{"by the first and a further group", "nobody@example.com", []string{"g_cfo", "g_finance_leads"}, []string{"r_2/call"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -340,6 +346,15 @@ func TestListPersonWork(t *testing.T) {
 	}
 	if got, want := stepIDs(items), []string{"r_2/both"}; !slices.Equal(got, want) {
 		t.Fatalf("process filter: got %v, want %v", got, want)
+	}
+	work, err := b.store.RunWork(b.ctx, org, "r_2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range work {
+		if want := map[string][]string{"call": {"g_cfo", "g_legal"}}[w.StepID]; !slices.Equal(w.AlsoGroups, want) {
+			t.Errorf("%s: also groups %v, want %v", w.StepID, w.AlsoGroups, want)
+		}
 	}
 }
 
