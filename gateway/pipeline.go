@@ -133,11 +133,19 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 	if err != nil {
 		// 6. A refusal records nothing. One that Temporal remembers under
 		// the update id (given by the run after its validator accepted,
-		// such as a failed check) makes the next try a new attempt.
-		settle, how := g.store.ReleaseRequest, "releasing"
+		// such as a failed check) makes the next try a new attempt. A
+		// call that answers retry (the server failing, or waiting past
+		// CallWait) keeps its reservation: the write it started may still
+		// apply, so the requestId stays with these arguments, and sent
+		// again with them the call runs again.
 		var recorded *workflows.RecordedRefusal
-		if errors.As(err, &recorded) {
+		var refusal *interpreter.Error
+		settle, how := g.store.ReleaseRequest, "releasing"
+		switch {
+		case errors.As(err, &recorded):
 			settle, how, err = g.store.RetryRequest, "counting an attempt of", recorded.Refusal
+		case !errors.As(err, &refusal) || refusal.Code == interpreter.CodeRetry:
+			return nil, err
 		}
 		if serr := settle(context.WithoutCancel(ctx), nil, c.request(nil)); serr != nil {
 			g.opts.Logger.WarnContext(ctx, how+" a refused call's requestId failed", "tool", t.name, "error", serr)

@@ -67,9 +67,11 @@ func TestRefusalsEchoIDsShortly(t *testing.T) {
 }
 
 // A call whose Temporal does not answer (a server that takes calls and
-// never replies, as an overloaded or partitioned one does) answers retry once Options.CallWait is up, rather than hanging for
-// as long as the caller and the connection last; the same requestId sent
-// again is not taken for another call.
+// never replies, as an overloaded or partitioned one does) answers retry
+// once Options.CallWait is up, rather than hanging for as long as the
+// caller and the connection last. The write it started may still apply,
+// so its requestId stays with its arguments: sent again with them it runs
+// again; with others it is request_id_reused.
 func TestCallWaitAnswersRetry(t *testing.T) {
 	t.Parallel()
 	b := setupWithTemporal(t, &Options{CallWait: 300 * time.Millisecond}, blackHole(t))
@@ -78,21 +80,30 @@ func TestCallWaitAnswersRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	mira := auth.Identity{ID: "mira@example.com", Kind: auth.KindPerson}
-	args := json.RawMessage(`{"process":"invoice-approval","requestId":"req-wait","inputs":{"invoiceId":"INV-1","invoiceDocument":"https://example.com/inv.pdf","manager":"mira@example.com"}}`)
-	for try := 1; try <= 2; try++ {
+	start := func(invoice string) error {
+		args := `{"process":"invoice-approval","requestId":"req-wait","inputs":{"invoiceId":"` + invoice +
+			`","invoiceDocument":"https://example.com/inv.pdf","manager":"mira@example.com"}}`
 		answered := make(chan error, 1)
 		go func() {
-			_, err := b.g.Call(b.ctx, mira, "start_run", args)
+			_, err := b.g.Call(b.ctx, mira, "start_run", json.RawMessage(args))
 			answered <- err
 		}()
 		select {
 		case err := <-answered:
-			if err == nil || resultCode(err) != string(interpreter.CodeRetry) {
-				t.Fatalf("try %d: start_run with Temporal not answering answered %v, want retry", try, err)
-			}
+			return err
 		case <-time.After(30 * time.Second):
-			t.Fatalf("try %d: start_run with Temporal not answering did not answer within 30s", try)
+			t.Fatalf("start_run of %s with Temporal not answering did not answer within 30s", invoice)
+			return nil
 		}
+	}
+	for try := 1; try <= 2; try++ {
+		if err := start("INV-1"); resultCode(err) != string(interpreter.CodeRetry) {
+			t.Fatalf("try %d: start_run with Temporal not answering answered %v, want retry", try, err)
+		}
+	}
+	var e *interpreter.Error
+	if err := start("INV-2"); !errors.As(err, &e) || e.Code != interpreter.CodeConflict || len(e.Issues) != 1 || e.Issues[0] != interpreter.IssueRequestIDReused {
+		t.Fatalf("the requestId with other arguments after a retry: %v, want conflict %s", err, interpreter.IssueRequestIDReused)
 	}
 }
 
