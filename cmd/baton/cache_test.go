@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/interpreter"
@@ -45,15 +44,7 @@ func TestDevKeepsItsWorkflowCache(t *testing.T) {
 	cfg.workflowCache = cache
 	d := launchDev(t, cfg)
 
-	issuer, err := auth.LoadOrCreateDevKey(cfg.data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mint := func(w drive.Who) (string, error) {
-		return issuer.Issue(auth.Identity{ID: w.ID, Kind: auth.Kind(w.Kind), Groups: w.Groups}, time.Hour)
-	}
-	drv := drive.NewMCP(d.mcpURL, mint, nil)
-	defer drv.Close()
+	drv := devDriver(t, cfg.data, d.mcpURL)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	starter := drive.Who{ID: "dev@example.com", Kind: interpreter.ActorPerson, Groups: []string{"reviewers"}}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/internal/drive"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 )
 
@@ -106,4 +108,20 @@ func batonOK(t *testing.T, args ...string) string {
 		t.Fatalf("baton %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errOut)
 	}
 	return out
+}
+
+// devDriver drives the baton dev whose data folder is data over MCP at
+// mcpURL, minting each caller's token with its dev key.
+func devDriver(t *testing.T, data, mcpURL string) *drive.MCP {
+	t.Helper()
+	issuer, err := auth.LoadOrCreateDevKey(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mint := func(w drive.Who) (string, error) {
+		return issuer.Issue(auth.Identity{ID: w.ID, Kind: auth.Kind(w.Kind), Groups: w.Groups}, time.Hour)
+	}
+	drv := drive.NewMCP(mcpURL, mint, nil)
+	t.Cleanup(func() { drv.Close() })
+	return drv
 }

@@ -12,7 +12,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/spectest"
@@ -122,15 +121,7 @@ func TestDevServesMetrics(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	issuer, err := auth.LoadOrCreateDevKey(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mint := func(w drive.Who) (string, error) {
-		return issuer.Issue(auth.Identity{ID: w.ID, Kind: auth.Kind(w.Kind), Groups: w.Groups}, time.Hour)
-	}
-	drv := drive.NewMCP(d.mcpURL, mint, nil)
-	defer drv.Close()
+	drv := devDriver(t, data, d.mcpURL)
 	p, err := interpreter.Parse(spectest.Fixture(t, "invoice-approval"), &interpreter.ParseOptions{Folder: "invoice-approval"})
 	if err != nil {
 		t.Fatal(err)
