@@ -22,7 +22,7 @@ import (
 
 	"github.com/baton-run/baton/activities/downstream"
 	"github.com/baton-run/baton/activities/evaluator"
-	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/internal/telemetry"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"

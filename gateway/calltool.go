@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/baton-run/baton/activities/downstream"
-	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
 )
 

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
 )
 

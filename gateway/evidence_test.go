@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
 )
 

@@ -2,7 +2,7 @@
 // agentprocess specification over Streamable HTTP, with OAuth bearer
 // tokens, idempotency by requestId, the process registry, uploads and
 // listings. It reaches runs only through the Temporal client and keeps its
-// own state in PostgreSQL (gateway/store).
+// own state in PostgreSQL (internal/store).
 package gateway
 
 import (
@@ -20,7 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/baton-run/baton/gateway/auth"
-	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/baton-run/baton/gateway/auth"
-	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )

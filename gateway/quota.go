@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
 )
 

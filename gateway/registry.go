@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/baton-run/baton/gateway/store"
-	"github.com/baton-run/baton/gateway/toolreg"
+	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/toolreg"
 	"github.com/baton-run/baton/interpreter"
 )
 

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/baton-run/baton/gateway"
-	"github.com/baton-run/baton/gateway/store"
-	"github.com/baton-run/baton/gateway/toolreg"
 	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/toolreg"
 	"github.com/baton-run/baton/interpreter"
 )
 

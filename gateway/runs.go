@@ -8,7 +8,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )

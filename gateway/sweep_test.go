@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/store"
 )
 
 // Idempotency records older than the retention are deleted while the

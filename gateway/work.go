@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/baton-run/baton/gateway/auth"
-	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
 )
 

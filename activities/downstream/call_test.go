@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/activities/downstream"
-	"github.com/baton-run/baton/gateway/store"
 	"github.com/baton-run/baton/internal/crmtest"
+	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
 )
 

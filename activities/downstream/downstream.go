@@ -20,8 +20,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-run/baton/gateway/store"
-	"github.com/baton-run/baton/gateway/toolreg"
+	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/toolreg"
 	"github.com/baton-run/baton/interpreter"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/baton-run/baton/gateway/store"
-	"github.com/baton-run/baton/gateway/toolreg"
+	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/toolreg"
 )
 
 // Tool is one tool as a server's tools/list describes it.

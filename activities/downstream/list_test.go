@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/activities/downstream"
-	"github.com/baton-run/baton/gateway/toolreg"
+	"github.com/baton-run/baton/internal/toolreg"
 )
 
 func TestListTools(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/baton-run/baton/gateway/toolreg"
+	"github.com/baton-run/baton/internal/toolreg"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/interpreter/mermaid"
 )

@@ -6,8 +6,8 @@ import (
 	"io"
 
 	"github.com/baton-run/baton/activities/downstream"
-	"github.com/baton-run/baton/gateway/store"
-	"github.com/baton-run/baton/gateway/toolreg"
+	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/toolreg"
 )
 
 // registerTools loads the tool registration file of --tools into the

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/store"
 )
 
 func TestRegistry(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/store"
 )
 
 func TestPutRequestReplay(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-run/baton/gateway/store"
-	"github.com/baton-run/baton/gateway/toolreg"
 	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/toolreg"
 )
 
 func TestMain(m *testing.M) {

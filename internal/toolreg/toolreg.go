@@ -4,7 +4,7 @@
 // for each tool. It parses and validates the file, reporting every issue
 // with its line and column; turns it into the interpreter's catalog, which
 // publication checks a step's tools: key against; and keeps it in
-// PostgreSQL through gateway/store, with each server's last tool listing.
+// PostgreSQL through internal/store, with each server's last tool listing.
 //
 // Credentials are references (an environment variable or a file), never
 // secrets: the secret is read where a call is made (activities/downstream).

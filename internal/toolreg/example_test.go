@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/baton-run/baton/gateway/toolreg"
+	"github.com/baton-run/baton/internal/toolreg"
 	"github.com/baton-run/baton/interpreter"
 )
 

@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"testing"
 
-	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/store"
 )
 
 func putTestFile(t *testing.T, b bundle, id, content string) store.File {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-run/baton/gateway/store"
 	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/store"
 )
 
 func TestMain(m *testing.M) {

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/baton-run/baton/gateway/store"
+	"github.com/baton-run/baton/internal/store"
 )
 
 func TestFiles(t *testing.T) {

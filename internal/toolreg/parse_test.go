@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-run/baton/gateway/toolreg"
+	"github.com/baton-run/baton/internal/toolreg"
 	"github.com/baton-run/baton/interpreter"
 )
 

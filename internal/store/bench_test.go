@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/baton-run/baton/gateway/store"
 	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/store"
 )
 
 const benchRuns = 10_000
