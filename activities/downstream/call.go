@@ -239,11 +239,21 @@ func (c *Client) connect(ctx context.Context, ep Endpoint, rt http.RoundTripper)
 	client := mcp.NewClient(&mcp.Implementation{Name: "baton", Version: c.opts.Version}, nil)
 	return client.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:             ep.URL,
-		HTTPClient:           &http.Client{Transport: rt},
+		HTTPClient:           &http.Client{Transport: rt, CheckRedirect: refuseRedirect},
 		MaxRetries:           -1, // retries are the caller's: it knows the idempotency
 		DisableStandaloneSSE: true,
 	}, nil)
 }
+
+// ErrRedirect is wrapped by a CallError whose server answered with a
+// redirect. Baton follows none: the credentials would go wherever the
+// server points, over plain http if it says so (docs/profile-tools.md
+// §1.2). A server that moved is fixed in its registration.
+var ErrRedirect = errors.New("the tool server answered with a redirect")
+
+func refuseRedirect(*http.Request, []*http.Request) error { return ErrRedirect }
+
+func isRedirect(status int) bool { return status >= 300 && status < 400 }
 
 // classify turns a failure into a CallError. called is false when the
 // session never opened, so the tools/call was never sent.
@@ -255,6 +265,11 @@ func (c *Client) classify(ctx context.Context, ep Endpoint, err error, track *tr
 	e := &CallError{Server: ep.Server, Err: err}
 	var wire *jsonrpc.Error
 	switch {
+	case isRedirect(lastStatus) && (!called || !wrote || callStatus == lastStatus):
+		// The server that redirected did not run the call, and the
+		// request went nowhere else.
+		e.Kind, e.Status, e.Err = NotSent, lastStatus, fmt.Errorf("%w: %w", ErrRedirect, err)
+		e.Message = fmt.Sprintf("%s answered HTTP %d, a redirect, which Baton does not follow; nothing was sent. An operator must fix the tool registration's url.", ep.Server, lastStatus)
 	case !called || !wrote:
 		e.Kind, e.Status = NotSent, lastStatus
 		switch {
