@@ -94,7 +94,9 @@ type envelope struct {
 // addTools registers every tool on the MCP server.
 func (g *Gateway) addTools() {
 	for _, t := range g.toolList {
-		g.server.AddTool(&mcp.Tool{Name: t.name, Description: t.description, InputSchema: g.schemas[t.name].schema},
+		meta := toolMetas[t.name]
+		g.server.AddTool(&mcp.Tool{Name: t.name, Title: meta.title, Description: t.description, Annotations: meta.annotations(),
+			InputSchema: g.schemas[t.name].schema},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				var id *auth.Identity
 				if req.Extra != nil {
