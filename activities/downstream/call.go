@@ -9,6 +9,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
+	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -89,6 +92,31 @@ type CallError struct {
 }
 
 func (e *CallError) Error() string { return e.Message }
+
+// RedactURL returns a URL without its userinfo, query and fragment, which
+// may hold secrets: what a message may name of an endpoint. A text that
+// does not parse as a URL becomes its scheme alone.
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		scheme, _, _ := strings.Cut(s, "://")
+		return scheme + "://…"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
+}
+
+var urlInText = regexp.MustCompile(`(?i)\bhttps?://[^\s"'<>\x60]+`)
+
+// redactURLs redacts every http(s) URL in a text (RedactURL).
+func redactURLs(text string) string { return urlInText.ReplaceAllStringFunc(text, RedactURL) }
+
+// redacted is an error whose text has its URLs redacted; it unwraps to
+// the error it wraps, for errors.Is and errors.As.
+type redacted struct{ err error }
+
+func (r redacted) Error() string { return redactURLs(r.err.Error()) }
+func (r redacted) Unwrap() error { return r.err }
 
 func (e *CallError) Unwrap() error { return e.Err }
 
@@ -262,13 +290,16 @@ func (c *Client) classify(ctx context.Context, ep Endpoint, err error, track *tr
 	wrote, callStatus, lastStatus := track.wrote, track.callStatus, track.lastStatus
 	track.mu.Unlock()
 	timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
-	e := &CallError{Server: ep.Server, Err: err}
+	e := &CallError{Server: ep.Server, Err: redacted{err}}
+	// The endpoint's userinfo and query may hold secrets, and the message
+	// reaches the agent, Temporal history and work items.
+	defer func() { e.Message = redactURLs(e.Message) }()
 	var wire *jsonrpc.Error
 	switch {
 	case isRedirect(lastStatus) && (!called || !wrote || callStatus == lastStatus):
 		// The server that redirected did not run the call, and the
 		// request went nowhere else.
-		e.Kind, e.Status, e.Err = NotSent, lastStatus, fmt.Errorf("%w: %w", ErrRedirect, err)
+		e.Kind, e.Status, e.Err = NotSent, lastStatus, redacted{fmt.Errorf("%w: %w", ErrRedirect, err)}
 		e.Message = fmt.Sprintf("%s answered HTTP %d, a redirect, which Baton does not follow; nothing was sent. An operator must fix the tool registration's url.", ep.Server, lastStatus)
 	case !called || !wrote:
 		e.Kind, e.Status = NotSent, lastStatus

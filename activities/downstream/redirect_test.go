@@ -85,3 +85,37 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 		t.Errorf("the server redirected to got %d requests", len(seen))
 	}
 }
+
+// An endpoint's userinfo and query string may hold secrets: a failure's
+// message, which reaches the agent, Temporal history and work items,
+// names the server's url without them.
+func TestErrorsRedactTheEndpointURL(t *testing.T) {
+	t.Parallel()
+	crm, c, ep := setup(t, nil)
+	if err := crm.SetDown(true); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(crm.URL())
+	ep.URL = "http://robot:pa55word@" + u.Host + u.Path + "?api_key=k3y-in-query&x=1#frag"
+	_, callErr := call(t, c, ep, "get_customer", `{"email":"alice@example.com"}`, "")
+	_, listErr := c.ListTools(context.Background(), ep)
+	for _, err := range []error{callErr, listErr} {
+		var ce *downstream.CallError
+		if !errors.As(err, &ce) || ce.Kind != downstream.NotSent {
+			t.Fatalf("err = %#v", err)
+		}
+		for _, text := range []string{ce.Message, err.Error(), ce.Err.Error()} {
+			for _, secret := range []string{"robot", "pa55word", "k3y-in-query", "api_key", "frag"} {
+				if strings.Contains(text, secret) {
+					t.Errorf("%q holds %q", text, secret)
+				}
+			}
+		}
+		if !strings.Contains(ce.Message, "could not be reached") {
+			t.Errorf("message = %q", ce.Message)
+		}
+	}
+	if got := downstream.RedactURL(ep.URL); got != "http://"+u.Host+u.Path {
+		t.Errorf("RedactURL = %q", got)
+	}
+}
