@@ -12,7 +12,7 @@ import (
 // profile-tools.md §5–§8) on the run: the journal of each step's calls,
 // the approval of an approval_required call by a person, and the answer on
 // a call whose outcome is unknown. A call that must be sent is two
-// commands around the host's downstream call, as a check is (checking.go):
+// commands around the host's downstream call, as a check is (check_commands.go):
 // CallTool journals it STARTED and answers *CallNeeded; CallDone journals
 // the tool's answer.
 
