@@ -26,4 +26,10 @@
 // attributes are registered and the UI (if any) answers HTTP; that takes about
 // a second. One process may run several servers, each on its own ports and
 // database.
+//
+// The folder is temporal-dev, the name the project's layout gives it; Go
+// forbids a dash in a package name, so the package is temporaldev and every
+// importer names it so:
+//
+//	import temporaldev "github.com/baton-run/baton/temporal-dev"
 package temporaldev
