@@ -349,11 +349,7 @@ func (r *runner) runCheck(ctx workflow.Context, cmd interpreter.Command, need *i
 	case *interpreter.Decide:
 		done.Submission, done.By, done.WorkItemID = c.Submission, c.Actor.ID, c.WorkItemID
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 3 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 2},
-		Summary:             "check " + need.StepID,
-	})
+	actx := workflow.WithActivityOptions(ctx, evaluateOptions(need.StepID))
 	var answers interpreter.CheckAnswers
 	if err := workflow.ExecuteActivity(actx, ActivityEvaluate, need.Request).Get(actx, &answers); err != nil {
 		done.Failure = err.Error()
@@ -385,19 +381,7 @@ func (r *runner) runCheck(ctx workflow.Context, cmd interpreter.Command, need *i
 // none call once. It journals the outcome and returns call_tool's data, or
 // the refusal its caller gets.
 func (r *runner) runCall(ctx workflow.Context, need *interpreter.CallNeeded) (any, error) {
-	attempts := int32(interpreter.ToolCallAttempts)
-	if need.Idempotency == interpreter.IdempotencyNone && need.Policy != interpreter.PolicyRead {
-		attempts = 1
-	}
-	timeout := need.Timeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: timeout + 10*time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, MaximumAttempts: attempts},
-		Summary:             "call " + need.Tool,
-	})
+	actx := workflow.WithActivityOptions(ctx, callOptions(need))
 	var out CallOutput
 	done := interpreter.CallDone{StepID: need.StepID, Digest: need.Digest}
 	if err := workflow.ExecuteActivity(actx, ActivityCallTool, r.in.Org, need).Get(actx, &out); err != nil {
@@ -479,20 +463,14 @@ func (r *runner) publish(ctx workflow.Context, answer *Answered) {
 	// is being cancelled meanwhile.
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
-	lctx := workflow.WithLocalActivityOptions(dctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 10 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumInterval: 5 * time.Second},
-	})
+	lctx := workflow.WithLocalActivityOptions(dctx, publishOptions())
 	if err := workflow.ExecuteLocalActivity(lctx, ActivityPublishRun, r.in.Org, l, answer).Get(lctx, nil); err != nil {
 		workflow.GetLogger(ctx).Error("publish run failed", "run", r.in.RunID, "error", err)
 	} else if l != nil {
 		r.publishedSeq, r.everPublished = l.Seq, true
 	}
 	for _, e := range r.m.TakeEffects() {
-		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			StartToCloseTimeout: 30 * time.Second,
-			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 5},
-		})
+		actx := workflow.WithActivityOptions(ctx, notifyOptions())
 		// Fire and forget: a failing notification never blocks the run.
 		workflow.ExecuteActivity(actx, ActivityNotifyOverdue, e)
 	}
@@ -578,10 +556,7 @@ func (r *runner) cancelledInTemporal(ctx workflow.Context) (*Outcome, error) {
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
 	info := CancelInfo{}
-	actx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
-	})
+	actx := workflow.WithActivityOptions(dctx, cancelRequestOptions())
 	we := workflow.GetInfo(dctx).WorkflowExecution
 	if err := workflow.ExecuteActivity(actx, ActivityCancelRequest, we.ID, we.RunID).Get(actx, &info); err != nil {
 		workflow.GetLogger(dctx).Warn("reading the cancel request failed", "error", err)

@@ -1,0 +1,75 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/baton-run/baton/interpreter"
+)
+
+// This file holds the options of every activity the run workflow schedules:
+// how long each may take and how often Temporal retries it. Each activity
+// has one function here, so a change to an activity's timeout or retry is
+// one edit in one place.
+
+// evaluateOptions runs the evaluator on a checked submission, retried once
+// (SPEC-DECISIONS §28).
+func evaluateOptions(stepID string) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 3 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 2},
+		Summary:             "check " + stepID,
+	}
+}
+
+// defaultCallTimeout bounds a downstream call whose registration sets no
+// timeout.
+const defaultCallTimeout = 30 * time.Second
+
+// callOptions sends one call to a downstream tool (profile-tools §6.3): a
+// read or idempotency: key call up to interpreter.ToolCallAttempts times
+// with the same key, an idempotency: none call once. The activity gets ten
+// seconds beyond the call's own timeout.
+func callOptions(need *interpreter.CallNeeded) workflow.ActivityOptions {
+	attempts := int32(interpreter.ToolCallAttempts)
+	if need.Idempotency == interpreter.IdempotencyNone && need.Policy != interpreter.PolicyRead {
+		attempts = 1
+	}
+	timeout := need.Timeout
+	if timeout <= 0 {
+		timeout = defaultCallTimeout
+	}
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: timeout + 10*time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, MaximumAttempts: attempts},
+		Summary:             "call " + need.Tool,
+	}
+}
+
+// publishOptions writes the read model and a write's answer as a local
+// activity, retried until it succeeds.
+func publishOptions() workflow.LocalActivityOptions {
+	return workflow.LocalActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumInterval: 5 * time.Second},
+	}
+}
+
+// notifyOptions sends a notification the run asks for (an overdue step);
+// nothing waits for it.
+func notifyOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 5},
+	}
+}
+
+// cancelRequestOptions reads who asked Temporal to cancel the run, and why.
+func cancelRequestOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	}
+}
