@@ -52,10 +52,11 @@ var argumentSchemas = map[string]string{
 }
 
 // toolSchema is a tool's argument schema: as published in tools/list, and
-// compiled for checking calls.
+// compiled for checking calls; and its output schema (outputschemas.go).
 type toolSchema struct {
 	schema  *jsonschema.Schema
 	checker *santhosh.Schema
+	output  json.RawMessage
 }
 
 func loadSchemas() (map[string]toolSchema, error) {
@@ -80,7 +81,11 @@ func loadSchemas() (map[string]toolSchema, error) {
 		if err != nil {
 			return nil, fmt.Errorf("argument schema of %s: %w", name, err)
 		}
-		out[name] = toolSchema{schema: &s, checker: checker}
+		output, err := outputSchema(name)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = toolSchema{schema: &s, checker: checker, output: output}
 	}
 	return out, nil
 }

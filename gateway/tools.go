@@ -96,7 +96,7 @@ func (g *Gateway) addTools() {
 	for _, t := range g.toolList {
 		meta := toolMetas[t.name]
 		g.server.AddTool(&mcp.Tool{Name: t.name, Title: meta.title, Description: t.description, Annotations: meta.annotations(),
-			InputSchema: g.schemas[t.name].schema},
+			InputSchema: g.schemas[t.name].schema, OutputSchema: g.schemas[t.name].output},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				var id *auth.Identity
 				if req.Extra != nil {

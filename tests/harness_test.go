@@ -5,6 +5,7 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -14,11 +15,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	santhosh "github.com/santhosh-tekuri/jsonschema/v6"
 	"go.temporal.io/sdk/client"
 
 	"github.com/baton-run/baton/activities/downstream"
@@ -71,6 +74,15 @@ type baton struct {
 	// worker process would.
 	worker  *drivetest.Worker
 	tracing *telemetry.Tracing
+
+	// answered records which tools answered ok: true and ok: false, each
+	// checked against the output schema tools/list declared.
+	answered *answers
+}
+
+type answers struct {
+	mu   sync.Mutex
+	seen map[string]map[bool]bool // tool → ok → seen
 }
 
 type options struct {
@@ -157,7 +169,7 @@ func start(t testing.TB, o options) *baton {
 	return &baton{
 		t: t, url: srv.URL, store: st, temporal: c, issuer: issuer, gateway: g,
 		registry: gateway.NewRegistry(st, "o_test", g.Offer()), srv: srv, opts: gopts, queue: w.Queue,
-		worker: w, tracing: o.tracing,
+		worker: w, tracing: o.tracing, answered: &answers{seen: map[string]map[bool]bool{}},
 	}
 }
 
@@ -208,6 +220,8 @@ type user struct {
 	b  *baton
 	id auth.Identity
 	cs *mcp.ClientSession
+	// outputs are the tools' declared output schemas, compiled.
+	outputs map[string]*santhosh.Schema
 }
 
 var (
@@ -238,7 +252,42 @@ func (b *baton) connect(id auth.Identity) *user {
 		b.t.Fatal(err)
 	}
 	b.t.Cleanup(func() { _ = d.Close() })
-	return &user{t: b.t, b: b, id: id, cs: cs}
+	return &user{t: b.t, b: b, id: id, cs: cs, outputs: outputSchemas(b.t, cs)}
+}
+
+// outputSchemas compiles every listed tool's declared output schema, as a
+// client that checks structured content does.
+func outputSchemas(t testing.TB, cs *mcp.ClientSession) map[string]*santhosh.Schema {
+	t.Helper()
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := santhosh.NewCompiler()
+	c.DefaultDraft(santhosh.Draft2020)
+	c.UseLoader(santhosh.SchemeURLLoader{})
+	out := map[string]*santhosh.Schema{}
+	for _, tool := range list.Tools {
+		if tool.OutputSchema == nil {
+			t.Fatalf("%s declares no output schema", tool.Name)
+		}
+		b, err := json.Marshal(tool.OutputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := santhosh.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		url := "baton:output/" + tool.Name
+		if err := c.AddResource(url, doc); err != nil {
+			t.Fatal(err)
+		}
+		if out[tool.Name], err = c.Compile(url); err != nil {
+			t.Fatalf("%s's output schema: %v", tool.Name, err)
+		}
+	}
+	return out
 }
 
 // reply is one tool result's envelope.
@@ -265,7 +314,37 @@ func (u *user) call(tool string, args map[string]any) reply {
 		u.t.Errorf("%s: isError %v with ok %v", tool, res.IsError, r.OK)
 	}
 	spectest.ValidateToolResult(u.t, tool, json.RawMessage(text))
+	u.checkOutput(tool, res)
 	return r
+}
+
+// checkOutput checks a result's structured content against the output
+// schema the tool declared, as clients do on success and refusal alike,
+// and records that the tool answered so.
+func (u *user) checkOutput(tool string, res *mcp.CallToolResult) {
+	u.t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	doc, err := santhosh.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		u.t.Fatalf("%s: structured content: %v", tool, err)
+	}
+	sch := u.outputs[tool]
+	if sch == nil {
+		u.t.Fatalf("%s is not listed", tool)
+	}
+	if err := sch.Validate(doc); err != nil {
+		u.t.Errorf("%s: structured content breaks the declared output schema: %v\n%s", tool, err, b)
+	}
+	a := u.b.answered
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.seen[tool] == nil {
+		a.seen[tool] = map[bool]bool{}
+	}
+	a.seen[tool][!res.IsError] = true
 }
 
 // ok calls a tool that must succeed and decodes its data into out.
