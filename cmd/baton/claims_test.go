@@ -52,7 +52,7 @@ func TestGatewayPersonIDClaim(t *testing.T) {
 	const iss, aud = "https://idp.example.com/", "https://baton.example.com/mcp"
 	claims := func(sub, kind string) map[string]any {
 		now := time.Now().Unix()
-		return map[string]any{"iss": iss, "aud": aud, "sub": sub, "email": "Ana@Example.com",
+		return map[string]any{"iss": iss, "aud": aud, "sub": sub, "email": "Ana@Example.com", "email_verified": true,
 			"baton_kind": kind, "groups": []string{"finance"}, "iat": now, "exp": now + 300}
 	}
 
@@ -80,6 +80,18 @@ func TestGatewayPersonIDClaim(t *testing.T) {
 	id, _, err = v(ctx, sign(claims("a_bot", "agent")))
 	if err != nil || id.Kind != auth.KindAgent || id.ID != "a_bot" {
 		t.Fatalf("agent with --person-id-claim email: %+v, %v; want a_bot from sub", id, err)
+	}
+
+	// An email the issuer did not verify names nobody, unless the operator
+	// trusts the issuer with --trust-unverified-email.
+	unverified := claims("00u1a2b3c4", "person")
+	unverified["email_verified"] = false
+	if id, _, err := v(ctx, sign(unverified)); err == nil {
+		t.Fatalf("an unverified email signed a person in as %+v", id)
+	}
+	id, _, err = verify(t, "--person-id-claim", "email", "--trust-unverified-email")(ctx, sign(unverified))
+	if err != nil || id.ID != "ana@example.com" {
+		t.Fatalf("unverified email with --trust-unverified-email: %+v, %v; want ana@example.com", id, err)
 	}
 
 	// Without the flag a person's id is sub, which must be an email.

@@ -44,7 +44,7 @@ type serveConfig struct {
 	personIDClaim                                     string
 	devKeyDir, webhook                                string
 	inboxClientID, inboxSecretFile, inboxURL          string
-	devTokens                                         bool
+	devTokens, trustUnverifiedEmail                   bool
 	lease, uploadQuotaWindow, requestRetention        time.Duration
 	callWait                                          time.Duration
 	maxUpload, maxRequests                            int
@@ -81,7 +81,8 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 		stringFlag(fl, &c.audience, "audience", "", "the tokens' aud (default the MCP URL)")
 		stringFlag(fl, &c.kindClaim, "kind-claim", "baton_kind", "claim naming agent, person or operator")
 		stringFlag(fl, &c.groupsClaim, "groups-claim", "groups", "claim listing the caller's groups")
-		stringFlag(fl, &c.personIDClaim, "person-id-claim", "sub", "claim holding a person's id, their email address (email where the issuer's sub is opaque)")
+		stringFlag(fl, &c.personIDClaim, "person-id-claim", "sub", "claim holding a person's id, their email address (email where the issuer's sub is opaque; then email_verified must be true)")
+		boolFlag(fl, &c.trustUnverifiedEmail, "trust-unverified-email", false, "with --person-id-claim email, accept a person whose token lacks email_verified: true (only for an issuer that hands out addresses it owns)")
 		boolFlag(fl, &c.devTokens, "dev-tokens", false, "DEVELOPMENT ONLY: accept the dev tokens of --dev-key-dir instead of an issuer's JWTs")
 		stringFlag(fl, &c.devKeyDir, "dev-key-dir", "", "data folder of 'baton dev' whose dev tokens --dev-tokens accepts (default .baton)")
 		stringFlag(fl, &c.inboxClientID, "inbox-client-id", "", "OpenID Connect client id of the web inbox at --issuer; the inbox is off without it")
@@ -192,7 +193,8 @@ func (c *serveConfig) verifier(ctx context.Context, log *slog.Logger) (auth.Veri
 	}
 	return auth.NewJWKSVerifier(ctx, &auth.JWKSOptions{
 		Issuer: c.issuer, JWKSURL: c.jwksURL, Audience: aud,
-		PersonIDClaim: c.personIDClaim, KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim,
+		PersonIDClaim: c.personIDClaim, TrustUnverifiedEmail: c.trustUnverifiedEmail,
+		KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim,
 	})
 }
 
@@ -244,7 +246,8 @@ func (c *serveConfig) inbox(g *gateway.Gateway, key []byte, log *slog.Logger) (*
 		BaseURL: c.publicURL(), Secret: key, Logger: log,
 		OIDC: &inbox.OIDCOptions{
 			Issuer: c.issuer, ClientID: c.inboxClientID, ClientSecret: clientSecret, JWKSURL: c.jwksURL,
-			PersonIDClaim: c.personIDClaim, KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim,
+			PersonIDClaim: c.personIDClaim, TrustUnverifiedEmail: c.trustUnverifiedEmail,
+			KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim,
 		},
 	})
 }

@@ -178,28 +178,44 @@ func (d *DevIssuer) verify(token, resource string) (*Identity, time.Time, error)
 			return nil, time.Time{}, err
 		}
 	}
-	id, err := identityFromClaims(c, "sub", "sub", "kind", "groups", "")
+	id, err := identityFromClaims(c, claimNames{id: "sub", personID: "sub", kind: "kind", groups: "groups"})
 	if err != nil {
 		return nil, time.Time{}, err
 	}
 	return id, exp, nil
 }
 
+// claimNames say which claims of a token name the caller.
+type claimNames struct {
+	id, personID, kind, groups string
+	// defaultKind is the kind of a token without the kind claim; "" refuses it.
+	defaultKind Kind
+	// trustUnverifiedEmail accepts a person named by the email claim
+	// without email_verified: true.
+	trustUnverifiedEmail bool
+}
+
 // identityFromClaims builds an identity from the named claims. The kind claim
-// is required unless defaultKind is set. A person's ID comes from personIDClaim.
-func identityFromClaims(c claims, idClaim, personIDClaim, kindClaim, groupsClaim string, defaultKind Kind) (*Identity, error) {
-	kind, ok, err := c.str(kindClaim)
+// is required unless n.defaultKind is set. A person's ID comes from
+// n.personID; when that is the email claim, email_verified must be true
+// unless n.trustUnverifiedEmail.
+func identityFromClaims(c claims, n claimNames) (*Identity, error) {
+	kind, ok, err := c.str(n.kind)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		if defaultKind == "" {
-			return nil, fmt.Errorf("%w: token has no %q claim saying whether the caller is an agent, person or operator", ErrInvalidToken, kindClaim)
+		if n.defaultKind == "" {
+			return nil, fmt.Errorf("%w: token has no %q claim saying whether the caller is an agent, person or operator", ErrInvalidToken, n.kind)
 		}
-		kind = string(defaultKind)
+		kind = string(n.defaultKind)
 	}
+	idClaim := n.id
 	if Kind(kind) == KindPerson {
-		idClaim = personIDClaim
+		idClaim = n.personID
+		if idClaim == "email" && !n.trustUnverifiedEmail && !emailVerified(c["email_verified"]) {
+			return nil, fmt.Errorf("%w: a person named by the email claim needs email_verified: true, and this token has email_verified: %v; the issuer must verify the address (or start the gateway with --trust-unverified-email if it only hands out addresses it owns)", ErrInvalidToken, c["email_verified"])
+		}
 	}
 	sub, ok, err := c.str(idClaim)
 	if err != nil {
@@ -208,7 +224,7 @@ func identityFromClaims(c claims, idClaim, personIDClaim, kindClaim, groupsClaim
 	if !ok || sub == "" {
 		return nil, fmt.Errorf("%w: token has no %q claim naming the caller", ErrInvalidToken, idClaim)
 	}
-	groups, err := c.stringList(groupsClaim)
+	groups, err := c.stringList(n.groups)
 	if err != nil {
 		return nil, err
 	}
@@ -217,4 +233,16 @@ func identityFromClaims(c claims, idClaim, personIDClaim, kindClaim, groupsClaim
 		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
 	return &id, nil
+}
+
+// emailVerified reports whether an email_verified claim says yes: the
+// boolean true, or the string "true" that some issuers send.
+func emailVerified(v any) bool {
+	switch v := v.(type) {
+	case bool:
+		return v
+	case string:
+		return v == "true"
+	}
+	return false
 }

@@ -37,8 +37,16 @@ type JWKSOptions struct {
 	// IDClaim names the claim holding the caller's ID. Default "sub".
 	IDClaim string
 	// PersonIDClaim names the claim holding a person's ID, which must be
-	// their email address. Default: IDClaim.
+	// their email address. Default: IDClaim. When it is "email", a person's
+	// token must also carry email_verified: true (the boolean, or the
+	// string "true"), unless TrustUnverifiedEmail: with an issuer where
+	// users set their own email, one user could otherwise take another's
+	// person identity.
 	PersonIDClaim string
+	// TrustUnverifiedEmail accepts a person named by the email claim
+	// without email_verified, for an issuer that only ever hands out
+	// addresses it owns. Default false.
+	TrustUnverifiedEmail bool
 	// KindClaim names the claim saying agent, person or operator.
 	// Default "baton_kind".
 	KindClaim string
@@ -242,7 +250,10 @@ func (v *jwksVerifier) verify(ctx context.Context, token string) (*Identity, tim
 		return nil, time.Time{}, err
 	}
 	o := v.opts
-	id, err := identityFromClaims(c, o.IDClaim, o.PersonIDClaim, o.KindClaim, o.GroupsClaim, o.DefaultKind)
+	id, err := identityFromClaims(c, claimNames{
+		id: o.IDClaim, personID: o.PersonIDClaim, kind: o.KindClaim, groups: o.GroupsClaim,
+		defaultKind: o.DefaultKind, trustUnverifiedEmail: o.TrustUnverifiedEmail,
+	})
 	if err != nil {
 		return nil, time.Time{}, err
 	}

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -316,7 +317,7 @@ func TestJWKSVerifierStaticKeysAndClaimNames(t *testing.T) {
 		},
 		{
 			name:   "person id from its own claim",
-			claims: map[string]any{"client_id": "ignored", "email": "ana@example.com", "typ": "person"},
+			claims: map[string]any{"client_id": "ignored", "email": "ana@example.com", "email_verified": true, "typ": "person"},
 			want:   Identity{ID: "ana@example.com", Kind: KindPerson},
 		},
 	}
@@ -575,4 +576,65 @@ func TestJWKSRefreshHasItsOwnTimeout(t *testing.T) {
 		t.Errorf("verify took %v with a 200ms FetchTimeout", d)
 	}
 	t.Log(err)
+}
+
+// A person named by the email claim is accepted only when the issuer says
+// it verified that email, unless TrustUnverifiedEmail: an issuer that lets
+// users set their own email would otherwise let one become another.
+func TestJWKSVerifierEmailNeedsVerification(t *testing.T) {
+	t.Parallel()
+	k := newECKey(t, "only")
+	set, err := json.Marshal(map[string]any{"keys": []any{k.jwk(t, false)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier := func(trust bool, personClaim string) Verifier {
+		v, err := NewJWKSVerifier(context.Background(), &JWKSOptions{
+			Issuer: testIssuer, JWKS: set, Audience: testAudience,
+			PersonIDClaim: personClaim, TrustUnverifiedEmail: trust,
+		})
+		if err != nil {
+			t.Fatalf("NewJWKSVerifier: %v", err)
+		}
+		return v
+	}
+	strict, trusting, bySub := verifier(false, "email"), verifier(true, "email"), verifier(false, "sub")
+	tests := []struct {
+		name     string
+		verified any // the email_verified claim; nil leaves it out
+		kind     string
+		v        Verifier
+		ok       bool
+	}{
+		{name: "verified", verified: true, kind: "person", v: strict, ok: true},
+		{name: "verified as a string", verified: "true", kind: "person", v: strict, ok: true},
+		{name: "unverified", verified: false, kind: "person", v: strict},
+		{name: "no email_verified", kind: "person", v: strict},
+		{name: "email_verified not a boolean", verified: 1, kind: "person", v: strict},
+		{name: "unverified but trusted", verified: false, kind: "person", v: trusting, ok: true},
+		{name: "absent but trusted", kind: "person", v: trusting, ok: true},
+		{name: "an agent is named by sub", kind: "agent", v: strict, ok: true},
+		{name: "a person named by sub", kind: "person", v: bySub, ok: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := map[string]any{
+				"iss": testIssuer, "aud": testAudience, "exp": time.Now().Add(time.Minute).Unix(),
+				"sub": "ana@example.com", "email": "ana@example.com", "baton_kind": tt.kind,
+			}
+			if tt.verified != nil {
+				c["email_verified"] = tt.verified
+			}
+			id, _, err := tt.v(context.Background(), k.signWith(t, "ES256", "", c))
+			if tt.ok {
+				if err != nil || id.ID != "ana@example.com" {
+					t.Fatalf("verify = %+v, %v; want ana@example.com", id, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidToken) || !strings.Contains(err.Error(), "email_verified") {
+				t.Fatalf("verify = %+v, %v; want ErrInvalidToken naming email_verified", id, err)
+			}
+		})
+	}
 }

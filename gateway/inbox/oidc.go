@@ -38,6 +38,10 @@ type OIDCOptions struct {
 	// baton_kind, groups. An ID token without the kind claim signs in a
 	// person.
 	IDClaim, PersonIDClaim, KindClaim, GroupsClaim string
+	// TrustUnverifiedEmail is auth.JWKSOptions.TrustUnverifiedEmail: with
+	// PersonIDClaim "email", accept an ID token without email_verified:
+	// true. Default false.
+	TrustUnverifiedEmail bool
 	// HTTPClient talks to the provider. Default: a client with a
 	// 10-second timeout.
 	HTTPClient *http.Client
@@ -101,7 +105,8 @@ func (c *oidcClient) discover(ctx context.Context) (*provider, error) {
 	}
 	verify, err := auth.NewJWKSVerifier(ctx, &auth.JWKSOptions{
 		Issuer: c.opts.Issuer, JWKSURL: jwks, Audience: c.opts.ClientID,
-		IDClaim: c.opts.IDClaim, PersonIDClaim: c.opts.PersonIDClaim, KindClaim: c.opts.KindClaim,
+		IDClaim: c.opts.IDClaim, PersonIDClaim: c.opts.PersonIDClaim, TrustUnverifiedEmail: c.opts.TrustUnverifiedEmail,
+		KindClaim:   c.opts.KindClaim,
 		GroupsClaim: c.opts.GroupsClaim, DefaultKind: auth.KindPerson, HTTPClient: c.opts.HTTPClient,
 	})
 	if err != nil {
