@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -16,6 +17,10 @@ import (
 // MetadataPath is where RFC 9728 puts protected-resource metadata, in front
 // of the resource's own path.
 const MetadataPath = "/.well-known/oauth-protected-resource"
+
+// refusedBodyWait is how long the rest of a refused request's body may
+// take to arrive before its connection is closed.
+const refusedBodyWait = time.Second
 
 // identityKey is the key of the caller's *Identity in [sdkauth.TokenInfo.Extra].
 const identityKey = "identity"
@@ -39,6 +44,8 @@ var (
 // and never sent. Otherwise the request's context carries an
 // [sdkauth.TokenInfo] whose UserID is the identity's ID; MCP tool handlers
 // find it in req.Extra.TokenInfo and read the caller with [FromTokenInfo].
+// A refusal closes the connection (Connection: close) and is sent without
+// waiting for the request's body.
 func Middleware(v Verifier, resourceMetadataURL string, log *slog.Logger) func(http.Handler) http.Handler {
 	if log == nil {
 		log = slog.Default()
@@ -59,10 +66,32 @@ func Middleware(v Verifier, resourceMetadataURL string, log *slog.Logger) func(h
 			Extra:      map[string]any{identityKey: id},
 		}, nil
 	}
-	return sdkauth.RequireBearerToken(verify, &sdkauth.RequireBearerTokenOptions{
+	require := sdkauth.RequireBearerToken(verify, &sdkauth.RequireBearerTokenOptions{
 		ResourceMetadataURL: resourceMetadataURL,
 		ClockSkew:           clockSkew,
 	})
+	return func(next http.Handler) http.Handler {
+		accepted := require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Del("Connection")
+			next.ServeHTTP(w, r)
+		}))
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// Until the token is accepted the answer closes the
+			// connection: a refusal is sent at once, without first
+			// reading (up to 256 KiB of) a body nobody will use, which
+			// a caller without a token could otherwise stall for the
+			// server's whole read timeout.
+			w.Header().Set("Connection", "close")
+			accepted.ServeHTTP(w, r)
+			if w.Header().Get("Connection") == "close" {
+				// Refused: after the answer is sent the server reads
+				// what is left of the body before closing; give that a
+				// second, enough for a body already on its way, and not
+				// the server's read timeout.
+				_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refusedBodyWait))
+			}
+		})
+	}
 }
 
 // FromTokenInfo returns the identity [Middleware] stored in ti, and false if
