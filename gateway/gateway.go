@@ -208,6 +208,8 @@ func New(s *store.Store, runs *workflows.Client, verify auth.Verifier, opts *Opt
 		g.tools[t.name] = t
 	}
 	g.addTools()
+	g.addPrompts()
+	g.addResources()
 	return g, nil
 }
 

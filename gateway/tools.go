@@ -126,9 +126,13 @@ func (g *Gateway) result(ctx context.Context, tool string, data any, err error) 
 		g.opts.Logger.ErrorContext(ctx, "encoding a tool result failed", "tool", tool, "error", merr)
 		b, env.OK = []byte(`{"ok":false,"error":{"code":"retry","message":"The result could not be encoded."}}`), false
 	}
+	content := []mcp.Content{&mcp.TextContent{Text: string(b)}}
+	if env.OK {
+		content = append(content, g.fileLinks(ctx, b)...)
+	}
 	return &mcp.CallToolResult{
 		IsError:           !env.OK,
 		StructuredContent: json.RawMessage(b),
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		Content:           content,
 	}
 }
