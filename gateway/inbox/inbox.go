@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/gateway/oauth"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -167,7 +168,10 @@ func RunURL(inboxURL, runID string) string {
 }
 
 // Handler serves the inbox under [Path]. Mount it on the gateway's
-// handler there.
+// handler there. On a loopback BaseURL (always so with DevSignIn) it
+// answers only requests whose Host is a loopback name
+// ([oauth.RequireHost]): a page of another site that rebinds its name to
+// 127.0.0.1 gets 421, not the password-less sign-in.
 func (in *Inbox) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+Path+"signin", in.signIn)
@@ -184,6 +188,12 @@ func (in *Inbox) Handler() http.Handler {
 	mux.HandleFunc(Path, in.authed(func(w http.ResponseWriter, r *http.Request, s *session) {
 		in.fail(w, r, s, http.StatusNotFound, "There is no such page in the inbox.")
 	}))
+	// Beyond loopback a rebound name carries no session: the cookie is
+	// the real host's, and sign-in goes through the issuer. A proxy that
+	// rewrites Host keeps working there.
+	if base, _ := url.Parse(in.opts.BaseURL); isLoopback(base.Hostname()) {
+		return oauth.RequireHost(base, mux)
+	}
 	return mux
 }
 

@@ -32,7 +32,7 @@ func get(t *testing.T, in *Inbox, id auth.Identity, path string) *httptest.Respo
 	if err := in.sign.startSession(rec, id, time.Hour, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req := httptest.NewRequest(http.MethodGet, in.opts.BaseURL+path, nil)
 	for _, c := range rec.Result().Cookies() {
 		req.AddCookie(c)
 	}

@@ -40,7 +40,7 @@ func ExampleNew() {
 	fmt.Println(as.Issuer())
 
 	w := httptest.NewRecorder()
-	as.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, oauth.MetadataPath, nil))
+	as.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8090"+oauth.MetadataPath, nil))
 	var m oauth.Metadata
 	if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil {
 		log.Fatal(err)

@@ -131,7 +131,8 @@ func (s *Server) Issuer() string { return s.opts.Issuer }
 
 // Handler serves the metadata, registration, authorization and token
 // endpoints. The machine-facing ones answer browsers of any origin (CORS),
-// since browser-based MCP clients call them from script.
+// since browser-based MCP clients call them from script. Every endpoint
+// answers only requests whose Host is the issuer's ([RequireHost]).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(MetadataPath, cors(http.HandlerFunc(s.serveMetadata), http.MethodGet))
@@ -140,7 +141,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+AuthorizePath, s.serveAuthorize)
 	mux.HandleFunc("POST "+AuthorizePath, s.serveSignIn)
 	mux.HandleFunc("GET /{$}", s.serveIndex)
-	return mux
+	iss, _ := url.Parse(s.opts.Issuer) // checked by New
+	return RequireHost(iss, mux)
 }
 
 // serveIndex tells a person who opened the server's URL what it is for.
