@@ -33,7 +33,7 @@ func (a *Activities) CallTool(ctx context.Context, org string, need *interpreter
 	if err != nil {
 		return nil, temporal.NewApplicationError(err.Error(), workflows.CallNotSent)
 	}
-	ep, send := downstream.ForRun(reg, need.Test, need.Policy)
+	ep, send := downstream.EndpointFor(reg, need.Test, need.Policy)
 	if !send {
 		return &workflows.CallOutput{Result: interpreter.TestRunResult(need.Tool)}, nil
 	}

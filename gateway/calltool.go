@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/baton-run/baton/activities/downstream"
 	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/toolreg"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -84,21 +84,19 @@ func (g *Gateway) resolveCall(ctx context.Context, org, runID, stepID, server st
 		return err
 	}
 	_, tool, _ := interpreter.SplitToolRef(cmd.Tool)
-	pol := ts.Policy(tool)
-	if pol == nil {
+	t := ts.Tool(tool)
+	if t == nil {
 		cmd.ResolveError = fmt.Sprintf("%s is no longer registered", cmd.Tool)
 		return nil
 	}
-	reg := interpreter.CatalogTool{Server: server, Tool: tool, Policy: interpreter.Policy(pol.Policy),
-		Idempotency: interpreter.Idempotency(pol.Idempotency), Approvers: pol.Approvers, ApprovalSLA: pol.ApprovalSLA}
-	resolved, err := interpreter.ResolveTool(*use, reg, pv.Roles)
+	resolved, err := interpreter.ResolveTool(*use, ts.CatalogTool(t), pv.Roles)
 	if err != nil {
 		cmd.ResolveError = err.Error()
 		return nil
 	}
 	cmd.Resolved, cmd.HasTestURL, cmd.Timeout = resolved, ts.TestURL != "", ts.Timeout
 	if listed := ts.Listed(tool); listed != nil && len(listed.InputSchema) > 0 {
-		cmd.ArgumentIssues = downstream.CheckArguments(listed.InputSchema, cmd.Arguments)
+		cmd.ArgumentIssues = inputSchemaIssues(listed.InputSchema, cmd.Arguments)
 	}
 	return nil
 }
@@ -114,7 +112,7 @@ func (g *Gateway) toolsExtension(ctx context.Context, org, token string, res *in
 	if ext.Journal == nil {
 		ext.Journal = []interpreter.JournalEntry{}
 	}
-	servers := map[string]*store.ToolServer{}
+	servers := map[string]*toolreg.Server{}
 	for _, use := range res.Tools {
 		server, tool, _ := interpreter.SplitToolRef(use.Ref)
 		ts, seen := servers[server]
@@ -130,9 +128,9 @@ func (g *Gateway) toolsExtension(ctx context.Context, org, token string, res *in
 		}
 		et := interpreter.ExtensionTool{Name: use.Ref, Policy: use.Policy}
 		if ts != nil {
-			if pol := ts.Policy(tool); pol != nil {
+			if t := ts.Tool(tool); t != nil {
 				// The tighter of the registration's and the step's.
-				et.Policy = interpreter.Policy(pol.Policy)
+				et.Policy = t.Policy
 				if use.Policy != "" {
 					et.Policy = et.Policy.Tightest(use.Policy)
 				}

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/baton-run/baton/internal/store"
-	"github.com/baton-run/baton/internal/toolreg"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -37,7 +36,7 @@ func NewRegistry(s *store.Store, org string, offer interpreter.Offer) *Registry 
 func (r *Registry) currentOffer(ctx context.Context) (interpreter.Offer, error) {
 	offer := r.offer
 	if offer.HasProfile(interpreter.ProfileTools) && offer.ToolCatalog == nil {
-		f, err := toolreg.Load(ctx, r.store, r.org)
+		f, err := r.store.ToolRegistration(ctx, r.org)
 		if err != nil {
 			return offer, err
 		}

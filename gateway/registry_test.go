@@ -68,7 +68,7 @@ func registryWith(t *testing.T, reg string, offer interpreter.Offer) (*gateway.R
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := toolreg.Save(ctx, st, "o_test", f); err != nil {
+		if err := st.PutToolServers(ctx, nil, "o_test", f.Servers); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,7 +121,7 @@ func TestRegistryTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := toolreg.Save(ctx, st, "o_test", f); err != nil {
+	if err := st.PutToolServers(ctx, nil, "o_test", f.Servers); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.Publish(ctx, "refund", "u_ops", true); !errors.As(err, &pe) || !strings.Contains(err.Error(), `server crm has no registered tool "create_ticket"`) {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/baton-run/baton/interpreter"
 )
 
 // The tools' argument schemas, as tools.md defines them. They are published
@@ -96,7 +99,47 @@ var printer = message.NewPrinter(language.English)
 // and returns every issue as `<path>: <problem>`: "x: required", "x: not an
 // argument of this tool", "limit: maximum: got 500, want 100".
 func (t toolSchema) issues(args any) []string {
-	err := t.checker.Validate(args)
+	return schemaIssues(t.checker.Validate(args), "")
+}
+
+// inputSchemaIssues checks a call_tool's arguments against the tool's
+// listed input schema (docs/profile-tools.md §6.1 step 4), as the tools'
+// own arguments are checked, and returns the issues below "arguments":
+// "arguments.currency: required", "arguments.amount: expected number". A
+// schema that is absent or that Baton cannot use (one with remote
+// references) checks nothing: the server checks what it gets.
+func inputSchemaIssues(schema, arguments json.RawMessage) []string {
+	if len(schema) == 0 || string(schema) == "null" {
+		return nil
+	}
+	doc, err := santhosh.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil
+	}
+	c := santhosh.NewCompiler()
+	c.DefaultDraft(santhosh.Draft2020)
+	c.UseLoader(santhosh.SchemeURLLoader{}) // no remote references
+	const url = "baton:tools/input.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil
+	}
+	checker, err := c.Compile(url)
+	if err != nil {
+		return nil
+	}
+	var instance any = map[string]any{}
+	if len(arguments) > 0 {
+		if instance, err = interpreter.DecodeJSON(arguments); err != nil {
+			return []string{"arguments: " + err.Error()}
+		}
+	}
+	return schemaIssues(checker.Validate(instance), "arguments")
+}
+
+// schemaIssues turns a validation error into issues, each
+// `<root>.<path>: <problem>`; an unknown property of the instance itself
+// is "not an argument of this tool".
+func schemaIssues(err error, root string) []string {
 	if err == nil {
 		return nil
 	}
@@ -116,7 +159,11 @@ func (t toolSchema) issues(args any) []string {
 			}
 			return
 		}
+		top := len(e.InstanceLocation) == 0
 		at := strings.Join(e.InstanceLocation, ".")
+		if root != "" {
+			at = strings.Join(append([]string{root}, e.InstanceLocation...), ".")
+		}
 		prefix := func(name string) string {
 			if at == "" {
 				return name
@@ -130,12 +177,17 @@ func (t toolSchema) issues(args any) []string {
 			}
 		case *kind.AdditionalProperties:
 			for _, p := range k.Properties {
-				if at == "" {
-					unknown = append(unknown, p+": not an argument of this tool")
+				if top {
+					unknown = append(unknown, prefix(p)+": not an argument of this tool")
 				} else {
 					unknown = append(unknown, prefix(p)+": not allowed")
 				}
 			}
+		case *kind.Type:
+			if at == "" {
+				at = "arguments"
+			}
+			other = append(other, at+": expected "+strings.Join(k.Want, " or "))
 		default:
 			if at == "" {
 				at = "arguments"

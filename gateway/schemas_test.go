@@ -74,3 +74,42 @@ func TestCallToolArgumentSchemaIsThePublishedOne(t *testing.T) {
 		t.Fatalf("call_tool's argument schema differs from the published one\n%v\n%v", published, ours)
 	}
 }
+
+// A call_tool's arguments are checked against the tool's listed input
+// schema as the tools' own arguments are, each issue below "arguments".
+func TestInputSchemaIssues(t *testing.T) {
+	t.Parallel()
+	// The crm's refund tool as the MCP Go SDK lists it.
+	refund := json.RawMessage(`{"type":"object","required":["customer","amount","currency"],"properties":{
+		"customer":{"type":"string"},"amount":{"type":"number"},"currency":{"type":"string"},
+		"reason":{"type":"string"},"ticket":{"type":"string"},
+		"lines":{"type":"array","items":{"type":"object","properties":{"sku":{"type":"string"}},"additionalProperties":false}}},
+		"additionalProperties":false}`)
+	for _, tc := range []struct {
+		name, args string
+		want       []string
+	}{
+		{"valid", `{"customer":"alice@example.com","amount":89,"currency":"EUR"}`, nil},
+		{"valid with options", `{"customer":"alice@example.com","amount":89.5,"currency":"EUR","reason":"broken"}`, nil},
+		{"exact numbers", `{"customer":"alice@example.com","amount":123456789012345678901234567890.5,"currency":"EUR"}`, nil},
+		{"no arguments", ``, []string{"arguments.customer: required", "arguments.amount: required", "arguments.currency: required"}},
+		{"wrong type", `{"customer":"alice@example.com","amount":"89","currency":"EUR"}`, []string{"arguments.amount: expected number"}},
+		{"missing", `{"customer":"alice@example.com","amount":89}`, []string{"arguments.currency: required"}},
+		{"unknown", `{"customer":"alice@example.com","amount":89,"currency":"EUR","tip":1}`, []string{"arguments.tip: not an argument of this tool"}},
+		{"nested", `{"customer":"alice@example.com","amount":89,"currency":"EUR","lines":[{"sku":1,"x":2}]}`, []string{"arguments.lines.0.x: not allowed", "arguments.lines.0.sku: expected string"}},
+		{"not JSON", `{`, []string{"arguments: decode JSON: unexpected EOF"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := inputSchemaIssues(refund, json.RawMessage(tc.args))
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("issues %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// No schema, or one Baton cannot use, checks nothing.
+	for _, schema := range []string{"", "null", `{"$ref":"https://elsewhere.example/schema.json"}`, `not json`} {
+		if got := inputSchemaIssues(json.RawMessage(schema), json.RawMessage(`{"anything":1}`)); got != nil {
+			t.Errorf("schema %q: issues %q", schema, got)
+		}
+	}
+}

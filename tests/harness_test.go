@@ -34,7 +34,6 @@ import (
 	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/internal/telemetry"
-	"github.com/baton-run/baton/internal/toolreg"
 	"github.com/baton-run/baton/interpreter"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 	"github.com/baton-run/baton/workflows"
@@ -132,7 +131,7 @@ func start(t testing.TB, o options) *baton {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := toolreg.Register(ctx, st, "o_test", file, d.Lister()); err != nil {
+		if _, _, err := st.RegisterTools(ctx, "o_test", file, d.Lister()); err != nil {
 			t.Fatal(err)
 		}
 	}

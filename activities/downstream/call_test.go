@@ -12,7 +12,7 @@ import (
 
 	"github.com/baton-run/baton/activities/downstream"
 	"github.com/baton-run/baton/internal/crmtest"
-	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/toolreg"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -37,7 +37,7 @@ func setup(t *testing.T, opts *crmtest.Options) (*crmtest.Server, *downstream.Cl
 		t.Fatal(err)
 	}
 	ep := downstream.Endpoint{Server: "crm", URL: crm.URL(), Timeout: 5 * time.Second,
-		Credentials: &downstream.Credentials{Env: "CRM_TOKEN", Header: "Authorization", Scheme: "Bearer"}}
+		Credentials: &toolreg.Credentials{Env: "CRM_TOKEN", Header: "Authorization", Scheme: "Bearer"}}
 	return crm, c, ep
 }
 
@@ -304,7 +304,7 @@ func TestCallCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	fileClient, _ := downstream.New(nil)
-	ep2 := downstream.Endpoint{Server: "crm", URL: keyed.URL(), Credentials: &downstream.Credentials{File: path, Header: "X-Api-Key"}}
+	ep2 := downstream.Endpoint{Server: "crm", URL: keyed.URL(), Credentials: &toolreg.Credentials{File: path, Header: "X-Api-Key"}}
 	if r, err := call(t, fileClient, ep2, "get_customer", `{"email":"bob@example.com"}`, ""); err != nil || r.IsError {
 		t.Fatalf("file credentials: %v, %v", r, err)
 	}
@@ -339,15 +339,15 @@ func TestCallStateless(t *testing.T) {
 	}
 }
 
-func TestForRun(t *testing.T) {
+func TestEndpointFor(t *testing.T) {
 	t.Parallel()
-	s := store.ToolServer{Name: "crm", URL: "https://crm/mcp", Timeout: time.Second,
-		Credentials: &store.ToolCredentials{Env: "CRM_TOKEN", Header: "Authorization", Scheme: "Bearer"}}
+	s := toolreg.Server{Name: "crm", URL: "https://crm/mcp", Timeout: time.Second,
+		Credentials: &toolreg.Credentials{Env: "CRM_TOKEN", Header: "Authorization", Scheme: "Bearer"}}
 	withTest := s
 	withTest.TestURL = "https://crm-sandbox/mcp"
 	for _, tc := range []struct {
 		name   string
-		s      store.ToolServer
+		s      toolreg.Server
 		test   bool
 		policy interpreter.Policy
 		url    string
@@ -361,9 +361,9 @@ func TestForRun(t *testing.T) {
 		{"test write with test_url", withTest, true, interpreter.PolicyWrite, "https://crm-sandbox/mcp", true},
 		{"test read with test_url", withTest, true, interpreter.PolicyRead, "https://crm-sandbox/mcp", true},
 	} {
-		ep, send := downstream.ForRun(tc.s, tc.test, tc.policy)
+		ep, send := downstream.EndpointFor(tc.s, tc.test, tc.policy)
 		if ep.URL != tc.url || send != tc.send || ep.Server != "crm" || ep.Credentials.Env != "CRM_TOKEN" || ep.Timeout != time.Second {
-			t.Errorf("%s: ForRun = %+v, %v", tc.name, ep, send)
+			t.Errorf("%s: EndpointFor = %+v, %v", tc.name, ep, send)
 		}
 	}
 }

@@ -8,8 +8,8 @@
 // with no answer (it may have run), or answered with a protocol error.
 // A tool's own error is not an error here: it is a result with isError.
 //
-// It also lists a server's tools for a claim's extension, and checks a
-// call's arguments against a listed input schema.
+// It also lists a server's tools, for the registration's listing that a
+// claim's extension shows.
 package downstream
 
 import (
@@ -20,7 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/internal/toolreg"
 	"github.com/baton-run/baton/interpreter"
 )
@@ -34,54 +33,27 @@ const (
 // DefaultTimeout bounds a call to an endpoint that names no timeout.
 const DefaultTimeout = 30 * time.Second
 
-// Endpoint is where and how to reach one server.
+// Endpoint is where and how to reach one server for one call; EndpointFor
+// makes it from the registration.
 type Endpoint struct {
 	// Server names the server in messages: crm.
 	Server string
 	// URL is its Streamable HTTP MCP endpoint.
 	URL string
 	// Credentials is the reference to what to send; nil for none.
-	Credentials *Credentials
+	Credentials *toolreg.Credentials
 	// Timeout bounds the whole call: connecting, the call and its answer.
 	// Default DefaultTimeout.
 	Timeout time.Duration
 }
 
-// Credentials is a reference to a secret: the value of the environment
-// variable Env, or the contents of File without a trailing line break,
-// sent in Header as "Scheme secret" ("secret" alone when Scheme is empty).
-type Credentials struct {
-	Env    string
-	File   string
-	Header string
-	Scheme string
-}
-
-// FromStore returns the endpoint of a stored server, at its url.
-func FromStore(s store.ToolServer) Endpoint {
-	ep := Endpoint{Server: s.Name, URL: s.URL, Timeout: s.Timeout}
-	if c := s.Credentials; c != nil {
-		ep.Credentials = &Credentials{Env: c.Env, File: c.File, Header: c.Header, Scheme: c.Scheme}
-	}
-	return ep
-}
-
-// FromRegistration returns the endpoint of a registered server, at its
-// url.
-func FromRegistration(s toolreg.Server) Endpoint {
-	ep := Endpoint{Server: s.Name, URL: s.URL, Timeout: s.Timeout}
-	if c := s.Credentials; c != nil {
-		ep.Credentials = &Credentials{Env: c.Env, File: c.File, Header: c.Header, Scheme: c.Scheme}
-	}
-	return ep
-}
-
-// ForRun returns the endpoint a run's call of a tool goes to
-// (docs/profile-tools.md §6.6). In a live run: the url. In a test run: the
+// EndpointFor returns the endpoint a call of a registered server's tool
+// goes to (docs/profile-tools.md §6.6), and whether it is sent at all. Live
+// (test false; listing the tools is live): the url. In a test run: the
 // test_url when the server has one; without one a read goes to the url,
-// and any other call is not sent at all (send is false).
-func ForRun(s store.ToolServer, test bool, policy interpreter.Policy) (ep Endpoint, send bool) {
-	ep = FromStore(s)
+// and any other call is not sent (send is false).
+func EndpointFor(s toolreg.Server, test bool, policy interpreter.Policy) (ep Endpoint, send bool) {
+	ep = Endpoint{Server: s.Name, URL: s.URL, Credentials: s.Credentials, Timeout: s.Timeout}
 	if !test {
 		return ep, true
 	}

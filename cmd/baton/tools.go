@@ -7,7 +7,6 @@ import (
 
 	"github.com/baton-run/baton/activities/downstream"
 	"github.com/baton-run/baton/internal/store"
-	"github.com/baton-run/baton/internal/toolreg"
 )
 
 // registerTools loads the tool registration file of --tools into the
@@ -23,7 +22,7 @@ func registerTools(ctx context.Context, st *store.Store, org, path string, stdou
 	if err != nil {
 		return false, err
 	}
-	f, warnings, err := toolreg.Register(ctx, st, org, path, d.Lister())
+	f, warnings, err := st.RegisterTools(ctx, org, path, d.Lister())
 	if err != nil {
 		return false, fmt.Errorf("--tools %s: %w", path, err)
 	}

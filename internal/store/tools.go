@@ -2,82 +2,18 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-run/baton/internal/toolreg"
+	"github.com/baton-run/baton/interpreter"
 )
 
-// ToolServer is one registered downstream MCP server of the baton-tools-1
-// profile (docs/profile-tools.md §1) with its tools' policies and its last
-// tool listing.
-type ToolServer struct {
-	Org     string
-	Name    string
-	URL     string
-	TestURL string // "" for none
-	// Credentials is the reference to the secret, never the secret; nil
-	// when the server takes none.
-	Credentials *ToolCredentials
-	Timeout     time.Duration
-	// Tools are the registered tools in the order the file lists them.
-	Tools []ToolPolicy
-	// Listing is the server's last tools/list answer; nil when it never
-	// answered one. ListedAt is when it came (zero without one).
-	Listing  []ListedTool
-	ListedAt time.Time
-	// UpdatedAt is when the registration last changed this row.
-	UpdatedAt time.Time
-}
-
-// ToolCredentials is a reference to a secret: the environment variable Env
-// or the file File, sent in Header as "Scheme secret" ("secret" alone when
-// Scheme is empty).
-type ToolCredentials struct {
-	Env    string `json:"env,omitempty"`
-	File   string `json:"file,omitempty"`
-	Header string `json:"header"`
-	Scheme string `json:"scheme"`
-}
-
-// ToolPolicy is one registered tool's policy: "read", "write" or
-// "approval_required"; idempotency "key" or "none"; the approver group
-// ids and the approval SLA (0 for none), on approval_required tools only.
-type ToolPolicy struct {
-	Tool        string
-	Policy      string
-	Idempotency string
-	Approvers   []string
-	ApprovalSLA time.Duration
-}
-
-// ListedTool is one tool as its server's tools/list describes it.
-type ListedTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-}
-
-// Listed returns the listing of the named tool, or nil.
-func (s ToolServer) Listed(tool string) *ListedTool {
-	for i := range s.Listing {
-		if s.Listing[i].Name == tool {
-			return &s.Listing[i]
-		}
-	}
-	return nil
-}
-
-// Policy returns the policy of the named tool, or nil.
-func (s ToolServer) Policy(tool string) *ToolPolicy {
-	for i := range s.Tools {
-		if s.Tools[i].Tool == tool {
-			return &s.Tools[i]
-		}
-	}
-	return nil
-}
+// This file keeps the baton-tools-1 profile's tool registration
+// (docs/profile-tools.md §1) as toolreg parses it: each toolreg.Server with
+// its tools' policies and its last tool listing.
 
 const (
 	// The lock serializes loads of one organization's registration: a
@@ -124,7 +60,7 @@ WHERE org = $1 AND name = $2 AND url = $3`
 // servers: servers not among them are removed with their tools, and every
 // tool policy is replaced. A server keeps its listing while its url stays
 // the same.
-func (s *Store) PutToolServers(ctx context.Context, q Querier, org string, servers []ToolServer) error {
+func (s *Store) PutToolServers(ctx context.Context, q Querier, org string, servers []toolreg.Server) error {
 	if org == "" {
 		return fmt.Errorf("store: put tool servers: org is required")
 	}
@@ -165,7 +101,7 @@ func (s *Store) PutToolServers(ctx context.Context, q Querier, org string, serve
 				if tp.ApprovalSLA > 0 {
 					sla = int64(tp.ApprovalSLA / time.Second)
 				}
-				b.Queue(sqlPutToolPolicy, org, ts.Name, tp.Tool, j, tp.Policy, tp.Idempotency, approvers, sla)
+				b.Queue(sqlPutToolPolicy, org, ts.Name, tp.Name, j, string(tp.Policy), string(tp.Idempotency), approvers, sla)
 			}
 		}
 		return tx.SendBatch(ctx, b).Close()
@@ -178,7 +114,7 @@ func (s *Store) PutToolServers(ctx context.Context, q Querier, org string, serve
 
 // ToolServers returns an organization's registered servers with their
 // tools, in the registration's order; none when nothing is registered.
-func (s *Store) ToolServers(ctx context.Context, org string) ([]ToolServer, error) {
+func (s *Store) ToolServers(ctx context.Context, org string) ([]toolreg.Server, error) {
 	rows, _ := s.pool.Query(ctx, sqlToolServers, org)
 	servers, err := pgx.CollectRows(rows, scanToolServer)
 	if err != nil {
@@ -187,50 +123,47 @@ func (s *Store) ToolServers(ctx context.Context, org string) ([]ToolServer, erro
 	if err := s.fillToolPolicies(ctx, org, "", servers); err != nil {
 		return nil, err
 	}
-	for i := range servers {
-		servers[i].Org = org
-	}
 	return servers, nil
 }
 
 // GetToolServer returns one registered server with its tools, or
 // ErrNotFound.
-func (s *Store) GetToolServer(ctx context.Context, org, name string) (ToolServer, error) {
+func (s *Store) GetToolServer(ctx context.Context, org, name string) (toolreg.Server, error) {
 	rows, _ := s.pool.Query(ctx, sqlToolServer, org, name)
 	ts, err := pgx.CollectExactlyOneRow(rows, scanToolServer)
 	if err == pgx.ErrNoRows {
-		return ToolServer{}, fmt.Errorf("store: tool server %q: %w", name, ErrNotFound)
+		return toolreg.Server{}, fmt.Errorf("store: tool server %q: %w", name, ErrNotFound)
 	}
 	if err != nil {
-		return ToolServer{}, fmt.Errorf("store: tool server %q: %w", name, err)
+		return toolreg.Server{}, fmt.Errorf("store: tool server %q: %w", name, err)
 	}
-	ts.Org = org
-	list := []ToolServer{ts}
+	list := []toolreg.Server{ts}
 	if err := s.fillToolPolicies(ctx, org, name, list); err != nil {
-		return ToolServer{}, err
+		return toolreg.Server{}, err
 	}
 	return list[0], nil
 }
 
 // fillToolPolicies adds the tools of server (every server when "") to
 // servers.
-func (s *Store) fillToolPolicies(ctx context.Context, org, server string, servers []ToolServer) error {
+func (s *Store) fillToolPolicies(ctx context.Context, org, server string, servers []toolreg.Server) error {
 	rows, err := s.pool.Query(ctx, sqlToolPolicies, org, server)
 	if err != nil {
 		return fmt.Errorf("store: tool policies: %w", err)
 	}
 	defer rows.Close()
-	byName := map[string]*ToolServer{}
+	byName := map[string]*toolreg.Server{}
 	for i := range servers {
 		byName[servers[i].Name] = &servers[i]
 	}
 	for rows.Next() {
-		var srv string
-		var tp ToolPolicy
+		var srv, policy, idem string
+		var tp toolreg.Tool
 		var sla int64
-		if err := rows.Scan(&srv, &tp.Tool, &tp.Policy, &tp.Idempotency, &tp.Approvers, &sla); err != nil {
+		if err := rows.Scan(&srv, &tp.Name, &policy, &idem, &tp.Approvers, &sla); err != nil {
 			return fmt.Errorf("store: tool policies: %w", err)
 		}
+		tp.Policy, tp.Idempotency = interpreter.Policy(policy), interpreter.Idempotency(idem)
 		if len(tp.Approvers) == 0 {
 			tp.Approvers = nil
 		}
@@ -248,9 +181,9 @@ func (s *Store) fillToolPolicies(ctx context.Context, org, server string, server
 // SetToolListing stores a server's tools/list answer, fetched from url at
 // at. ErrNotFound when no server of that name has that url any more (the
 // registration changed since the listing was asked for).
-func (s *Store) SetToolListing(ctx context.Context, q Querier, org, name, url string, listing []ListedTool, at time.Time) error {
+func (s *Store) SetToolListing(ctx context.Context, q Querier, org, name, url string, listing []toolreg.ListedTool, at time.Time) error {
 	if listing == nil {
-		listing = []ListedTool{}
+		listing = []toolreg.ListedTool{}
 	}
 	tag, err := s.q(q).Exec(ctx, sqlSetToolListing, org, name, url, listing, at)
 	if err != nil {
@@ -262,8 +195,8 @@ func (s *Store) SetToolListing(ctx context.Context, q Querier, org, name, url st
 	return nil
 }
 
-func scanToolServer(row pgx.CollectableRow) (ToolServer, error) {
-	var ts ToolServer
+func scanToolServer(row pgx.CollectableRow) (toolreg.Server, error) {
+	var ts toolreg.Server
 	var timeoutMS int64
 	var listedAt *time.Time
 	err := row.Scan(&ts.Name, &ts.URL, &ts.TestURL, &ts.Credentials, &timeoutMS, &ts.Listing, &listedAt, &ts.UpdatedAt)

@@ -9,17 +9,19 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/toolreg"
+	"github.com/baton-run/baton/interpreter"
 )
 
-func crmServer() store.ToolServer {
-	return store.ToolServer{
+func crmServer() toolreg.Server {
+	return toolreg.Server{
 		Name: "crm", URL: "http://127.0.0.1:8090/mcp", TestURL: "http://127.0.0.1:8091/mcp",
-		Credentials: &store.ToolCredentials{Env: "CRM_TOKEN", Header: "Authorization", Scheme: "Bearer"},
+		Credentials: &toolreg.Credentials{Env: "CRM_TOKEN", Header: "Authorization", Scheme: "Bearer"},
 		Timeout:     30 * time.Second,
-		Tools: []store.ToolPolicy{
-			{Tool: "get_customer", Policy: "read", Idempotency: "none"},
-			{Tool: "create_ticket", Policy: "write", Idempotency: "key"},
-			{Tool: "refund", Policy: "approval_required", Idempotency: "key", Approvers: []string{"finance", "treasury"}, ApprovalSLA: 4 * time.Hour},
+		Tools: []toolreg.Tool{
+			{Name: "get_customer", Policy: interpreter.PolicyRead, Idempotency: interpreter.IdempotencyNone},
+			{Name: "create_ticket", Policy: interpreter.PolicyWrite, Idempotency: interpreter.IdempotencyByKey},
+			{Name: "refund", Policy: interpreter.PolicyApprovalRequired, Idempotency: interpreter.IdempotencyByKey, Approvers: []string{"finance", "treasury"}, ApprovalSLA: 4 * time.Hour},
 		},
 	}
 }
@@ -30,9 +32,9 @@ func TestToolServers(t *testing.T) {
 	if list, err := b.store.ToolServers(b.ctx, org); err != nil || len(list) != 0 {
 		t.Fatalf("empty registration = %+v, %v", list, err)
 	}
-	erp := store.ToolServer{Name: "erp", URL: "https://erp.example/mcp", Timeout: 5 * time.Second,
-		Tools: []store.ToolPolicy{{Tool: "post_invoice", Policy: "write", Idempotency: "none"}}}
-	if err := b.store.PutToolServers(b.ctx, nil, org, []store.ToolServer{crmServer(), erp}); err != nil {
+	erp := toolreg.Server{Name: "erp", URL: "https://erp.example/mcp", Timeout: 5 * time.Second,
+		Tools: []toolreg.Tool{{Name: "post_invoice", Policy: interpreter.PolicyWrite, Idempotency: interpreter.IdempotencyNone}}}
+	if err := b.store.PutToolServers(b.ctx, nil, org, []toolreg.Server{crmServer(), erp}); err != nil {
 		t.Fatal(err)
 	}
 	list, err := b.store.ToolServers(b.ctx, org)
@@ -44,7 +46,7 @@ func TestToolServers(t *testing.T) {
 	}
 	crm := list[0]
 	want := crmServer()
-	if crm.Org != org || crm.URL != want.URL || crm.TestURL != want.TestURL || *crm.Credentials != *want.Credentials || crm.Timeout != want.Timeout {
+	if crm.URL != want.URL || crm.TestURL != want.TestURL || *crm.Credentials != *want.Credentials || crm.Timeout != want.Timeout {
 		t.Errorf("crm = %+v", crm)
 	}
 	if len(crm.Tools) != 3 {
@@ -52,7 +54,7 @@ func TestToolServers(t *testing.T) {
 	}
 	for i, tp := range want.Tools {
 		got := crm.Tools[i]
-		if got.Tool != tp.Tool || got.Policy != tp.Policy || got.Idempotency != tp.Idempotency || !slices.Equal(got.Approvers, tp.Approvers) || got.ApprovalSLA != tp.ApprovalSLA {
+		if got.Name != tp.Name || got.Policy != tp.Policy || got.Idempotency != tp.Idempotency || !slices.Equal(got.Approvers, tp.Approvers) || got.ApprovalSLA != tp.ApprovalSLA {
 			t.Errorf("crm tool %d = %+v, want %+v", i, got, tp)
 		}
 	}
@@ -62,12 +64,12 @@ func TestToolServers(t *testing.T) {
 	if list[1].Credentials != nil || list[1].TestURL != "" {
 		t.Errorf("erp = %+v", list[1])
 	}
-	if p := crm.Policy("refund"); p == nil || p.Policy != "approval_required" {
-		t.Errorf("Policy(refund) = %+v", p)
+	if p := crm.Tool("refund"); p == nil || p.Policy != interpreter.PolicyApprovalRequired {
+		t.Errorf("Tool(refund) = %+v", p)
 	}
 
 	got, err := b.store.GetToolServer(b.ctx, org, "erp")
-	if err != nil || len(got.Tools) != 1 || got.Tools[0].Tool != "post_invoice" || got.Timeout != 5*time.Second {
+	if err != nil || len(got.Tools) != 1 || got.Tools[0].Name != "post_invoice" || got.Timeout != 5*time.Second {
 		t.Errorf("GetToolServer(erp) = %+v, %v", got, err)
 	}
 	if _, err := b.store.GetToolServer(b.ctx, org, "nope"); !errors.Is(err, store.ErrNotFound) {
@@ -81,11 +83,11 @@ func TestToolServers(t *testing.T) {
 func TestToolListing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	if err := b.store.PutToolServers(b.ctx, nil, org, []store.ToolServer{crmServer()}); err != nil {
+	if err := b.store.PutToolServers(b.ctx, nil, org, []toolreg.Server{crmServer()}); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)
-	listing := []store.ListedTool{{Name: "refund", Description: "Refund a customer.", InputSchema: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number"}}}`)}}
+	listing := []toolreg.ListedTool{{Name: "refund", Description: "Refund a customer.", InputSchema: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number"}}}`)}}
 	if err := b.store.SetToolListing(b.ctx, nil, org, "crm", "http://elsewhere/mcp", listing, at); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a listing from another url was stored: %v", err)
 	}
@@ -111,7 +113,7 @@ func TestToolListing(t *testing.T) {
 	// Loading the same server again keeps its listing; a new url drops it.
 	same := crmServer()
 	same.Tools = same.Tools[:1]
-	if err := b.store.PutToolServers(b.ctx, nil, org, []store.ToolServer{same}); err != nil {
+	if err := b.store.PutToolServers(b.ctx, nil, org, []toolreg.Server{same}); err != nil {
 		t.Fatal(err)
 	}
 	crm, _ = b.store.GetToolServer(b.ctx, org, "crm")
@@ -120,7 +122,7 @@ func TestToolListing(t *testing.T) {
 	}
 	moved := crmServer()
 	moved.URL = "https://crm.example/mcp"
-	if err := b.store.PutToolServers(b.ctx, nil, org, []store.ToolServer{moved}); err != nil {
+	if err := b.store.PutToolServers(b.ctx, nil, org, []toolreg.Server{moved}); err != nil {
 		t.Fatal(err)
 	}
 	crm, _ = b.store.GetToolServer(b.ctx, org, "crm")
@@ -134,15 +136,15 @@ func TestToolListing(t *testing.T) {
 func TestPutToolServersReplaces(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	erp := store.ToolServer{Name: "erp", URL: "https://erp.example/mcp", Timeout: time.Second,
-		Tools: []store.ToolPolicy{{Tool: "post_invoice", Policy: "write", Idempotency: "none"}}}
-	if err := b.store.PutToolServers(b.ctx, nil, org, []store.ToolServer{crmServer(), erp}); err != nil {
+	erp := toolreg.Server{Name: "erp", URL: "https://erp.example/mcp", Timeout: time.Second,
+		Tools: []toolreg.Tool{{Name: "post_invoice", Policy: interpreter.PolicyWrite, Idempotency: interpreter.IdempotencyNone}}}
+	if err := b.store.PutToolServers(b.ctx, nil, org, []toolreg.Server{crmServer(), erp}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.store.PutToolServers(b.ctx, nil, "o_other", []store.ToolServer{erp}); err != nil {
+	if err := b.store.PutToolServers(b.ctx, nil, "o_other", []toolreg.Server{erp}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.store.PutToolServers(b.ctx, nil, org, []store.ToolServer{erp}); err != nil {
+	if err := b.store.PutToolServers(b.ctx, nil, org, []toolreg.Server{erp}); err != nil {
 		t.Fatal(err)
 	}
 	list, _ := b.store.ToolServers(b.ctx, org)
@@ -154,16 +156,16 @@ func TestPutToolServersReplaces(t *testing.T) {
 	}
 
 	bad := crmServer()
-	bad.Tools = append(bad.Tools, store.ToolPolicy{Tool: "x", Policy: "sometimes", Idempotency: "none"})
-	if err := b.store.PutToolServers(b.ctx, nil, org, []store.ToolServer{bad}); err == nil {
+	bad.Tools = append(bad.Tools, toolreg.Tool{Name: "x", Policy: "sometimes", Idempotency: interpreter.IdempotencyNone})
+	if err := b.store.PutToolServers(b.ctx, nil, org, []toolreg.Server{bad}); err == nil {
 		t.Fatal("an unknown policy was stored")
 	}
 	loose := crmServer()
 	loose.Tools[1].Approvers = []string{"finance"}
-	if err := b.store.PutToolServers(b.ctx, nil, org, []store.ToolServer{loose}); err == nil {
+	if err := b.store.PutToolServers(b.ctx, nil, org, []toolreg.Server{loose}); err == nil {
 		t.Fatal("approvers on a write tool were stored")
 	}
-	if err := b.store.PutToolServers(b.ctx, nil, org, []store.ToolServer{{Name: "x"}}); err == nil {
+	if err := b.store.PutToolServers(b.ctx, nil, org, []toolreg.Server{{Name: "x"}}); err == nil {
 		t.Fatal("a server without url was stored")
 	}
 	list, _ = b.store.ToolServers(b.ctx, org)
@@ -189,7 +191,7 @@ func TestPutToolServersConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- b.store.PutToolServers(b.ctx, nil, org, []store.ToolServer{crmServer()})
+			errs <- b.store.PutToolServers(b.ctx, nil, org, []toolreg.Server{crmServer()})
 		}()
 	}
 	wg.Wait()

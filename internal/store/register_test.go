@@ -1,4 +1,4 @@
-package toolreg_test
+package store_test
 
 import (
 	"context"
@@ -8,40 +8,42 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/baton-run/baton/internal/pgtest"
-	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/internal/toolreg"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.StopShared()
-	os.Exit(code)
-}
+// storyFile is the refund story's registration.
+const storyFile = `servers:
+  - name: crm
+    url: http://127.0.0.1:8090/mcp
+    test_url: http://localhost:8091/mcp
+    credentials: { env: CRM_TOKEN }
+    timeout: 20s
+    tools:
+      get_customer: read
+      create_ticket: { policy: write, idempotency: key }
+      refund:
+        policy: approval_required
+        idempotency: key
+        approvers: [finance]
+        approval_sla: 4h
+  - name: erp
+    url: https://erp.example/mcp
+    credentials:
+      file: secrets/erp.token
+      header: X-Api-Key
+      scheme: ""
+    tools:
+      post_invoice: { policy: write, idempotency: none }
+      wire: { policy: approval_required, idempotency: none }
+`
 
-const org = "o_test"
-
-// newStore returns a migrated store on a database of its own.
-func newStore(t *testing.T) *store.Store {
-	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
-func TestSaveLoad(t *testing.T) {
+func TestToolRegistrationRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := newStore(t)
-	empty, err := toolreg.Load(ctx, st, org)
+	st := setup(t).store
+	empty, err := st.ToolRegistration(ctx, org)
 	if err != nil || len(empty.Servers) != 0 || len(empty.Catalog().Tools) != 0 {
 		t.Fatalf("nothing stored: %+v, %v", empty, err)
 	}
@@ -49,12 +51,19 @@ func TestSaveLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := toolreg.Save(ctx, st, org, f); err != nil {
+	if err := st.PutToolServers(ctx, nil, org, f.Servers); err != nil {
 		t.Fatal(err)
 	}
-	back, err := toolreg.Load(ctx, st, org)
+	back, err := st.ToolRegistration(ctx, org)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// What the store adds, its time of change, is not the registration's.
+	for i := range back.Servers {
+		if back.Servers[i].UpdatedAt.IsZero() {
+			t.Errorf("%s has no time of change", back.Servers[i].Name)
+		}
+		back.Servers[i].UpdatedAt = time.Time{}
 	}
 	want, _ := json.Marshal(f)
 	got, _ := json.Marshal(back)
@@ -72,32 +81,32 @@ func TestSaveLoad(t *testing.T) {
 	}
 }
 
-func TestRefresh(t *testing.T) {
+func TestRefreshToolListings(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := newStore(t)
+	st := setup(t).store
 	f, err := toolreg.Parse([]byte(storyFile), &toolreg.ParseOptions{Dir: "/etc/baton"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := toolreg.Save(ctx, st, org, f); err != nil {
+	if err := st.PutToolServers(ctx, nil, org, f.Servers); err != nil {
 		t.Fatal(err)
 	}
 	schema := json.RawMessage(`{"type":"object"}`)
-	list := func(ctx context.Context, s toolreg.Server) ([]store.ListedTool, error) {
+	list := func(ctx context.Context, s toolreg.Server) ([]toolreg.ListedTool, error) {
 		if _, ok := ctx.Deadline(); !ok {
 			t.Errorf("listing %s without a deadline", s.Name)
 		}
 		if s.Name == "erp" {
 			return nil, errors.New("connection refused")
 		}
-		return []store.ListedTool{
+		return []toolreg.ListedTool{
 			{Name: "get_customer", Description: "Look up a customer.", InputSchema: schema},
 			{Name: "refund", Description: "Refund a customer.", InputSchema: schema},
 			{Name: "delete_customer", Description: "Not registered.", InputSchema: schema},
 		}, nil
 	}
-	warnings, err := toolreg.Refresh(ctx, st, org, f, list)
+	warnings, err := st.RefreshToolListings(ctx, org, f, list)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,35 +130,35 @@ func TestRefresh(t *testing.T) {
 	}
 }
 
-func TestRegister(t *testing.T) {
+func TestRegisterTools(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := newStore(t)
+	st := setup(t).store
 	dir := t.TempDir()
 	path := filepath.Join(dir, "tools.yaml")
 	if err := os.WriteFile(path, []byte(storyFile), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	listed := 0
-	list := func(ctx context.Context, s toolreg.Server) ([]store.ListedTool, error) {
+	list := func(ctx context.Context, s toolreg.Server) ([]toolreg.ListedTool, error) {
 		listed++
 		return nil, errors.New("down")
 	}
-	f, warnings, err := toolreg.Register(ctx, st, org, path, list)
+	f, warnings, err := st.RegisterTools(ctx, org, path, list)
 	if err != nil || len(f.Servers) != 2 || len(warnings) != 2 || listed != 2 {
 		t.Fatalf("Register = %+v, %q, %v (listed %d)", f, warnings, err, listed)
 	}
-	if back, _ := toolreg.Load(ctx, st, org); len(back.Servers) != 2 || back.Server("erp").Credentials.File != filepath.Join(dir, "secrets", "erp.token") {
+	if back, _ := st.ToolRegistration(ctx, org); len(back.Servers) != 2 || back.Server("erp").Credentials.File != filepath.Join(dir, "secrets", "erp.token") {
 		t.Fatalf("stored = %+v", back)
 	}
 	// A refused file changes nothing.
 	if err := os.WriteFile(path, []byte("servers: []\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := toolreg.Register(ctx, st, org, path, nil); err == nil {
+	if _, _, err := st.RegisterTools(ctx, org, path, nil); err == nil {
 		t.Fatal("a refused file was registered")
 	}
-	if back, _ := toolreg.Load(ctx, st, org); len(back.Servers) != 2 {
+	if back, _ := st.ToolRegistration(ctx, org); len(back.Servers) != 2 {
 		t.Fatalf("a refused file changed the registration: %+v", back)
 	}
 }
