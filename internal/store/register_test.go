@@ -13,31 +13,15 @@ import (
 	"github.com/baton-run/baton/internal/toolreg"
 )
 
-// storyFile is the refund story's registration.
-const storyFile = `servers:
-  - name: crm
-    url: http://127.0.0.1:8090/mcp
-    test_url: http://localhost:8091/mcp
-    credentials: { env: CRM_TOKEN }
-    timeout: 20s
-    tools:
-      get_customer: read
-      create_ticket: { policy: write, idempotency: key }
-      refund:
-        policy: approval_required
-        idempotency: key
-        approvers: [finance]
-        approval_sla: 4h
-  - name: erp
-    url: https://erp.example/mcp
-    credentials:
-      file: secrets/erp.token
-      header: X-Api-Key
-      scheme: ""
-    tools:
-      post_invoice: { policy: write, idempotency: none }
-      wire: { policy: approval_required, idempotency: none }
-`
+// storyFile is the refund story's registration, the one toolreg's tests
+// parse.
+var storyFile = func() string {
+	b, err := os.ReadFile(filepath.Join("..", "toolreg", "testdata", "story.yaml"))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 func TestToolRegistrationRoundTrip(t *testing.T) {
 	t.Parallel()
