@@ -6,7 +6,6 @@ package activities
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -127,13 +126,7 @@ func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.
 	// (an SRE with Temporal's CLI): no requestId replays it, so there is
 	// no answer to record, while its change goes to the read model.
 	if ans != nil && ans.Digest != "" {
-		digest, err := hex.DecodeString(ans.Digest)
-		if err != nil || len(digest) == 0 {
-			// A digest that is not hex came from a caller other than the
-			// gateway (a test, an SRE); there is no request to record.
-			digest = []byte(ans.Digest)
-		}
-		answer = &store.Request{Org: org, RequestID: ans.RequestID, Tool: ans.Tool, Digest: digest, Result: ans.Result}
+		answer = &store.Request{Org: org, RequestID: ans.RequestID, Tool: ans.Tool, Digest: ans.Digest, Result: ans.Result}
 	}
 	if l == nil {
 		if answer == nil {

@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,7 +46,7 @@ type call struct {
 	// reqID and digest identify a write (SPEC-DECISIONS §5); attempt
 	// counts its earlier tries that Temporal remembers refusing.
 	reqID   string
-	digest  []byte
+	digest  string
 	attempt int
 }
 
@@ -115,7 +114,7 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 	if t.who != nil && !t.who[c.id.Kind] {
 		return nil, forbidden(t.whoMessage)
 	}
-	if t.read != nil {
+	if t.kind == readTool {
 		return t.read(g, ctx, c)
 	}
 	// 4. Reserve the requestId; a replay answers from its record, once
@@ -152,7 +151,7 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 		}
 		return nil, err
 	}
-	if t.recordsItself {
+	if t.kind == ownWrite {
 		if err := g.store.RecordAnswer(ctx, nil, c.request(answer)); err != nil {
 			return nil, err
 		}
@@ -178,27 +177,38 @@ func resultCode(err error) string {
 // own write.
 func (g *Gateway) runWrite(ctx context.Context, c *call) (json.RawMessage, error) {
 	t := c.tool
-	if t.write != nil {
+	if t.kind != runWrite {
 		return t.write(g, ctx, c)
 	}
-	runID, cmd, err := t.command(g, ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	release, err := g.queue.acquire(ctx, runID)
-	if err != nil {
-		return nil, errRetry
-	}
-	answer, err := g.runs.Write(ctx, c.org, runID, c.reqID, c.attempt, hex.EncodeToString(c.digest), cmd)
-	release()
+	w, answer, err := g.send(ctx, c)
 	if errors.Is(err, workflows.ErrNoRun) {
-		return nil, g.runGone(ctx, runID)
+		return nil, g.runGone(ctx, w.RunID)
 	}
 	var e *interpreter.Error
 	if errors.As(err, &e) && t.refused != nil {
-		t.refused(g, ctx, runID, cmd, e)
+		t.refused(g, ctx, w.RunID, w.Command, e)
 	}
 	return answer, err
+}
+
+// send is the one way a call reaches a run: the tool's command, sent to
+// its run in turn with this gateway's other writes to that run (runQueue).
+// The write it returns names the run and the command once the tool made
+// them, whatever the error.
+func (g *Gateway) send(ctx context.Context, c *call) (workflows.Write, json.RawMessage, error) {
+	w := workflows.Write{Org: c.org, RequestID: c.reqID, Attempt: c.attempt, Digest: c.digest}
+	var err error
+	w.RunID, w.Command, err = c.tool.command(g, ctx, c)
+	if err != nil {
+		return w, nil, err
+	}
+	release, err := g.queue.acquire(ctx, w.RunID)
+	if err != nil {
+		return w, nil, errRetry
+	}
+	defer release()
+	answer, err := g.runs.Write(ctx, w)
+	return w, answer, err
 }
 
 // runGone explains a write whose run has no running workflow: no such run
@@ -227,7 +237,7 @@ func (g *Gateway) reserve(ctx context.Context, c *call) (json.RawMessage, bool, 
 		c.attempt = stored.Attempt
 		return nil, false, nil
 	}
-	if !bytes.Equal(stored.Digest, c.digest) {
+	if stored.Digest != c.digest {
 		return nil, false, conflict("This requestId was already used with other arguments or by another identity; use a new one.", interpreter.IssueRequestIDReused)
 	}
 	if stored.Result == nil {

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 
@@ -29,7 +28,7 @@ import (
 // Answers the gateway recorded itself (upload) are replayed as stored.
 func (g *Gateway) replay(ctx context.Context, c *call, stored json.RawMessage) (any, error) {
 	t := c.tool
-	if t.recordsItself {
+	if t.kind == ownWrite {
 		return t.render(g, ctx, c, stored)
 	}
 	answer, err := g.rewrite(ctx, c)
@@ -58,7 +57,7 @@ var errRecordStands = errors.New("gateway: the recorded answer stands")
 // but what Temporal never kept.
 func (g *Gateway) rewrite(ctx context.Context, c *call) (json.RawMessage, error) {
 	t := c.tool
-	if t.command == nil {
+	if t.kind == startWrite {
 		// start_run: a run that ended kept its start (and its workflow may
 		// be gone, so a start now would make another).
 		row, err := g.store.GetRun(ctx, c.org, workflows.RunID(c.org, c.reqID))
@@ -67,14 +66,6 @@ func (g *Gateway) rewrite(ctx context.Context, c *call) (json.RawMessage, error)
 		}
 		return t.write(g, ctx, c)
 	}
-	runID, cmd, err := t.command(g, ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	release, err := g.queue.acquire(ctx, runID)
-	if err != nil {
-		return nil, errRetry
-	}
-	defer release()
-	return g.runs.Write(ctx, c.org, runID, c.reqID, c.attempt, hex.EncodeToString(c.digest), cmd)
+	_, answer, err := g.send(ctx, c)
+	return answer, err
 }

@@ -102,12 +102,13 @@ func (g *Gateway) startRun(ctx context.Context, c *call) (json.RawMessage, error
 	if err != nil {
 		return nil, err
 	}
-	return g.runs.StartRun(ctx, workflows.Start{
-		Org: c.org, RequestID: c.reqID, Digest: hex.EncodeToString(c.digest),
-		Process: p, Version: pv.Version, Roles: pv.Roles, Operators: g.opts.Operators,
-		Inputs: c.object("inputs"), Mode: c.str("mode"), Starter: c.actor(),
-		Limits:   interpreter.Limits{RunDataBytes: g.opts.RunDataBytes, Check: g.opts.CheckLimits},
-		InboxURL: g.opts.InboxURL,
+	return g.runs.StartRun(ctx, workflows.Input{
+		Org: c.org, RequestID: c.reqID, Digest: c.digest, InboxURL: g.opts.InboxURL,
+		Start: interpreter.Start{
+			Process: p, Version: pv.Version, Roles: pv.Roles, Operators: g.opts.Operators,
+			Inputs: c.object("inputs"), Mode: c.str("mode"), Starter: c.actor(),
+			Limits: interpreter.Limits{RunDataBytes: g.opts.RunDataBytes, Check: g.opts.CheckLimits},
+		},
 	})
 }
 

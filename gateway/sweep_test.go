@@ -15,7 +15,7 @@ func TestSweepRequests(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	for _, id := range []string{"old", "new"} {
-		if _, _, err := b.store.PutRequest(b.ctx, nil, store.Request{Org: "o_test", RequestID: id, Tool: "upload", Digest: []byte{1}, Result: []byte(`{}`)}); err != nil {
+		if _, _, err := b.store.PutRequest(b.ctx, nil, store.Request{Org: "o_test", RequestID: id, Tool: "upload", Digest: "01", Result: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -12,28 +13,61 @@ import (
 )
 
 // tool is one tool's entry in the pipeline (pipeline.go): who may call
-// it, and how it reads, writes and renders. A tool reads (read), writes
-// one command to a run (command), or writes otherwise (write).
+// it, and how it reads, writes and renders. Its kind says which of its
+// functions serve it.
 type tool struct {
 	name, description string
+	kind              toolKind
 	// who, when set, are the identity kinds that may call the tool at all,
 	// checked right after the arguments; whoMessage is the refusal.
 	who        map[auth.Kind]bool
 	whoMessage string
-	// read answers a tool that writes nothing.
+	// read answers a readTool.
 	read func(g *Gateway, ctx context.Context, c *call) (any, error)
-	// command is a write to one run: which run, and the machine command.
+	// command is a runWrite: which run, and the machine command.
 	command func(g *Gateway, ctx context.Context, c *call) (runID string, cmd interpreter.Command, err error)
 	// refused, when set, is told of a command's refusal.
 	refused func(g *Gateway, ctx context.Context, runID string, cmd interpreter.Command, e *interpreter.Error)
-	// write is a write that is not one command to a run; it returns the
-	// answer as stored.
+	// write is a startWrite or an ownWrite; it returns the answer as
+	// stored.
 	write func(g *Gateway, ctx context.Context, c *call) (json.RawMessage, error)
-	// recordsItself is set when write's answer is recorded by the
-	// pipeline; a run records the answers of its own writes.
-	recordsItself bool
 	// render turns a write's stored answer into the tool's data.
 	render func(g *Gateway, ctx context.Context, c *call, stored json.RawMessage) (any, error)
+}
+
+// toolKind says how a tool's calls go through the pipeline, and which of
+// the tool's functions serve them.
+type toolKind int
+
+const (
+	// readTool writes nothing and has no requestId: read answers.
+	readTool toolKind = iota + 1
+	// runWrite is one command to one run's workflow (command), which
+	// records the answer beside its read model.
+	runWrite
+	// startWrite starts a run (write), which records the answer with its
+	// first read-model write.
+	startWrite
+	// ownWrite is the gateway's own write (write), not a run's: the
+	// pipeline records its answer.
+	ownWrite
+)
+
+// check reports a tool whose functions do not fit its kind.
+func (t *tool) check() error {
+	ok := false
+	switch t.kind {
+	case readTool:
+		ok = t.read != nil && t.command == nil && t.write == nil
+	case runWrite:
+		ok = t.command != nil && t.write == nil && t.render != nil
+	case startWrite, ownWrite:
+		ok = t.write != nil && t.command == nil && t.render != nil
+	}
+	if !ok {
+		return fmt.Errorf("gateway: tool %s: its functions do not fit its kind %d", t.name, t.kind)
+	}
+	return nil
 }
 
 func kinds(ks ...auth.Kind) map[auth.Kind]bool {
@@ -48,39 +82,39 @@ func kinds(ks ...auth.Kind) map[auth.Kind]bool {
 func toolTable() []*tool {
 	return []*tool{
 		{name: "describe", description: "Protocol version, profiles, lease seconds, person format, tools and limits.",
-			read: (*Gateway).describe},
+			kind: readTool, read: (*Gateway).describe},
 		{name: "list_processes", description: "Published processes: name, description, version number, inputs.",
-			read: (*Gateway).listProcesses},
+			kind: readTool, read: (*Gateway).listProcesses},
 		{name: "start_run", description: "Start a run of a published process. Inputs are checked against its inputs. Returns the run view.",
 			who: kinds(auth.KindAgent, auth.KindPerson), whoMessage: "Only an agent or a person can start a run.",
-			write: (*Gateway).startRun, render: (*Gateway).renderView},
+			kind: startWrite, write: (*Gateway).startRun, render: (*Gateway).renderView},
 		{name: "get_run", description: "The run view: run data, step states, open work items. Never a token.",
-			read: (*Gateway).getRun},
+			kind: readTool, read: (*Gateway).getRun},
 		{name: "get_work", description: "For an agent: ready agent steps with the exact claim call. For a person: open work items with the exact decide call. Oldest first.",
-			read: (*Gateway).getWork},
+			kind: readTool, read: (*Gateway).getWork},
 		{name: "claim", description: "Claim a ready agent step: a token, its expiry, the step, the body and the run data, and the handoff.",
-			command: (*Gateway).claim, render: (*Gateway).renderClaim},
+			kind: runWrite, command: (*Gateway).claim, render: (*Gateway).renderClaim},
 		{name: "renew", description: "Extend a lease; optionally leave a progress note. Returns a new token; the old one stops working.",
-			command: (*Gateway).renew, render: (*Gateway).renderRenew},
+			kind: runWrite, command: (*Gateway).renew, render: (*Gateway).renderRenew},
 		{name: "upload", description: "Store a file (base64) and get its id and sha256, for evidence: [file].",
 			who: kinds(auth.KindAgent, auth.KindPerson, auth.KindOperator), whoMessage: "Files are uploaded by agents, people and operators.",
-			write: (*Gateway).upload, recordsItself: true, render: renderAsIs},
+			kind: ownWrite, write: (*Gateway).upload, render: renderAsIs},
 		{name: "submit", description: "Submit a claimed step: output, evidence (at most 64 items), summary and the chosen next. Accepted, or not_accepted with every issue.",
-			command: (*Gateway).submit, refused: (*Gateway).noteRefusal, render: (*Gateway).renderView},
+			kind: runWrite, command: (*Gateway).submit, refused: (*Gateway).noteRefusal, render: (*Gateway).renderView},
 		{name: "escalate", description: "Hand a claimed step to a person with a note.",
-			command: (*Gateway).escalate, render: (*Gateway).renderView},
+			kind: runWrite, command: (*Gateway).escalate, render: (*Gateway).renderView},
 		{name: "decide", description: "Decide a work item: completed (with output and at most 64 evidence items), approved, rejected, returned or failed.",
-			command: (*Gateway).decide, render: (*Gateway).renderView},
+			kind: runWrite, command: (*Gateway).decide, render: (*Gateway).renderView},
 		{name: "cancel", description: "Cancel an active or waiting run with a reason (operators).",
-			command: (*Gateway).cancel, render: (*Gateway).renderView},
+			kind: runWrite, command: (*Gateway).cancel, render: (*Gateway).renderView},
 		{name: "send_event", description: "Deliver an event to a run; a wait_for step consumes it or it is held.",
-			command: (*Gateway).sendEvent, render: renderAsIs},
+			kind: runWrite, command: (*Gateway).sendEvent, render: renderAsIs},
 		{name: "list_runs", description: "Runs, filtered by process, state and input values.",
-			read: (*Gateway).listRuns},
+			kind: readTool, read: (*Gateway).listRuns},
 		// The baton-tools-1 profile's own tool (docs/profile-tools.md),
 		// offered with the profile.
 		{name: interpreter.ToolCallTool, description: "Call one of your claimed step's tools (baton-tools-1): read and write tools run at once; an approval_required call waits for a person's approval of that exact call. Read the claim's extensions first.",
-			command: (*Gateway).callTool, render: renderAsIs},
+			kind: runWrite, command: (*Gateway).callTool, render: renderAsIs},
 	}
 }
 

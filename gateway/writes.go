@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/gowebpki/jcs"
@@ -11,9 +12,9 @@ import (
 )
 
 // digest identifies a write: the tool, its arguments and the caller
-// (SPEC-DECISIONS §5). The same requestId with another digest is a
-// conflict.
-func digest(c *call) []byte {
+// (SPEC-DECISIONS §5), in hex, the one form the run echoes and the record
+// keeps. The same requestId with another digest is a conflict.
+func digest(c *call) string {
 	canon, err := jcs.Transform(c.raw)
 	if err != nil {
 		canon = c.raw
@@ -21,7 +22,7 @@ func digest(c *call) []byte {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", c.tool.name, c.id.Kind, c.id.ID)
 	h.Write(canon)
-	return h.Sum(nil)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // noteRefusal hands the issues of a refused submission to the run, for the

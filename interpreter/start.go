@@ -12,20 +12,20 @@ const DefaultOperators = "operators"
 
 // Start begins a run of a pinned process version.
 type Start struct {
-	RunID   string
-	Process *Process
-	Version int
+	RunID   string   `json:"runId"`
+	Process *Process `json:"process"`
+	Version int      `json:"version"`
 	// Roles binds each role name of the process to a group. A role without
 	// a binding is assigned to the group of the same name.
-	Roles map[string]string
+	Roles map[string]string `json:"roles,omitempty"`
 	// Operators is the group that receives escalations. Default
 	// DefaultOperators.
-	Operators string
-	Inputs    Values
+	Operators string `json:"operators,omitempty"`
+	Inputs    Values `json:"inputs"`
 	// Mode is "live" (default) or "test".
-	Mode    string
-	Starter Actor
-	Limits  Limits
+	Mode    string `json:"mode"`
+	Starter Actor  `json:"starter"`
+	Limits  Limits `json:"limits"`
 }
 
 // StartRun checks a start and returns the run's machine with every

@@ -64,47 +64,22 @@ func RunID(org, requestID string) string {
 	return "r_" + hex.EncodeToString(h[:10])
 }
 
-// Start is a run to start.
-type Start struct {
-	Org string
-	// RequestID is the start_run's requestId: the run's id derives from it
-	// (RunID) and it is the start update's id.
-	RequestID string
-	// Digest identifies the start_run call; a replay with another digest is
-	// a conflict.
-	Digest    string
-	Process   *interpreter.Process
-	Version   int
-	Roles     map[string]string
-	Operators string
-	Inputs    interpreter.Values
-	Mode      string
-	Starter   interpreter.Actor
-	Limits    interpreter.Limits
-	// InboxURL is the web inbox's address, linked from the run's details
-	// in the Temporal UI; empty for none.
-	InboxURL string
-}
-
-// StartRun starts a run and returns the run view its start answered. The
-// machine checks the start first: a refusal comes back as an
-// *interpreter.Error and nothing starts. A start whose request started the
-// run already answers as the first time did.
-func (c *Client) StartRun(ctx context.Context, s Start) (json.RawMessage, error) {
-	if s.RequestID == "" || s.Process == nil {
-		return nil, errors.New("workflows: a start needs a request id and a process")
+// StartRun starts the run in describes and returns the run view its start
+// answered. The run's id derives from the organization and the request id
+// (RunID): whatever in.RunID holds is replaced. The machine checks the
+// start first: a refusal comes back as an *interpreter.Error and nothing
+// starts. A start whose request started the run already answers as the
+// first time did.
+func (c *Client) StartRun(ctx context.Context, in Input) (json.RawMessage, error) {
+	if in.RequestID == "" || in.Process == nil || in.Continued != nil {
+		return nil, errors.New("workflows: a start needs a request id and a process, and continues nothing")
 	}
-	mode := s.Mode
-	if mode == "" {
-		mode = interpreter.ModeLive
+	if in.Mode == "" {
+		in.Mode = interpreter.ModeLive
 	}
-	in := Input{
-		Org: s.Org, RunID: RunID(s.Org, s.RequestID), Process: s.Process, Version: s.Version,
-		Roles: s.Roles, Operators: s.Operators, Inputs: s.Inputs, Mode: mode, Starter: s.Starter, Limits: s.Limits,
-		RequestID: s.RequestID, Digest: s.Digest, InboxURL: s.InboxURL,
-	}
+	in.RunID = RunID(in.Org, in.RequestID)
 	// The machine checks the start before anything is recorded.
-	if _, err := interpreter.StartRun(in.start(), time.Now()); err != nil {
+	if _, err := interpreter.StartRun(in.Start, time.Now()); err != nil {
 		return nil, err
 	}
 	op := c.c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
@@ -112,59 +87,44 @@ func (c *Client) StartRun(ctx context.Context, s Start) (json.RawMessage, error)
 		TaskQueue:                c.opts.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		StaticSummary:            fmt.Sprintf("%s v%d (%s)", s.Process.Name, s.Version, mode),
+		StaticSummary:            fmt.Sprintf("%s v%d (%s)", in.Process.Name, in.Version, in.Mode),
 		StaticDetails:            staticDetails(in),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			keyProcess.ValueSet(s.Process.Name),
-			keyVersion.ValueSet(int64(s.Version)),
-			keyMode.ValueSet(mode),
+			keyProcess.ValueSet(in.Process.Name),
+			keyVersion.ValueSet(int64(in.Version)),
+			keyMode.ValueSet(in.Mode),
 			keyState.ValueSet(string(interpreter.RunActive)),
 		),
 	}, WorkflowName, in)
 	h, err := c.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
 		UpdateOptions: client.UpdateWorkflowOptions{
-			UpdateID: s.RequestID, UpdateName: UpdateStart, WaitForStage: client.WorkflowUpdateStageCompleted,
-			Args: []any{StartRequest{Digest: s.Digest}},
+			UpdateID: in.RequestID, UpdateName: UpdateStart, WaitForStage: client.WorkflowUpdateStageCompleted,
+			Args: []any{StartRequest{Digest: in.Digest}},
 		},
 	})
 	if err != nil {
 		return nil, noRun(err)
 	}
-	return c.result(ctx, h, s.Digest)
+	return c.result(ctx, h, in.Digest)
 }
 
-// start is the machine's start of this input.
-func (in Input) start() interpreter.Start {
-	return interpreter.Start{
-		RunID: in.RunID, Process: in.Process, Version: in.Version, Roles: in.Roles, Operators: in.Operators,
-		Inputs: in.Inputs, Mode: in.Mode, Starter: in.Starter, Limits: in.Limits,
-	}
-}
-
-// Write sends one command to a run as the update that carries it, with the
-// request id as update id: a retry after a lost answer gets the first
+// Write sends w to its run as the update that carries its command, with
+// the request id as update id: a retry after a lost answer gets the first
 // answer. The caller's organization must be the run's. A refusal comes
 // back as an *interpreter.Error; a run whose workflow is not running as
 // ErrNoRun.
-//
-// attempt counts earlier tries of this request that the run refused in a
-// way Temporal remembers (a *RecordedRefusal): each attempt after the
-// first has an update id of its own, so it runs again.
-func (c *Client) Write(ctx context.Context, org, runID, requestID string, attempt int, digest string, cmd interpreter.Command) (json.RawMessage, error) {
-	name, err := UpdateOf(cmd)
+func (c *Client) Write(ctx context.Context, w Write) (json.RawMessage, error) {
+	name, err := UpdateOf(w.Command)
 	if err != nil {
 		return nil, err
 	}
-	w := Write{Digest: digest, Org: org, Command: cmd}
-	updateID := requestID
-	if attempt > 0 {
-		updateID = fmt.Sprintf("%s~%d", requestID, attempt)
-		w.RequestID = requestID
+	if w.RunID == "" || w.RequestID == "" {
+		return nil, errors.New("workflows: a write needs a run id and a request id")
 	}
 	h, err := c.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		UpdateID:     updateID,
-		WorkflowID:   runID,
+		UpdateID:     w.updateID(),
+		WorkflowID:   w.RunID,
 		UpdateName:   name,
 		Args:         []any{w},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
@@ -172,7 +132,7 @@ func (c *Client) Write(ctx context.Context, org, runID, requestID string, attemp
 	if err != nil {
 		return nil, noRun(err)
 	}
-	return c.result(ctx, h, digest)
+	return c.result(ctx, h, w.Digest)
 }
 
 // result waits for an update's answer and checks that it answers this

@@ -23,12 +23,12 @@ func TestStaticDetailsKeepInputsInCodeSpans(t *testing.T) {
 		}
 	}
 
-	in := Input{
+	in := Input{Start: interpreter.Start{
 		Process: &interpreter.Process{Name: "p", Hash: "sha256:ab"},
 		Version: 1, Mode: "live",
 		Starter: interpreter.Actor{ID: "a`b@example.com", Kind: interpreter.ActorPerson},
 		Inputs:  interpreter.Values{"note": "`![img](https://evil.example/x.png)`\n# heading"},
-	}
+	}}
 	got := staticDetails(in)
 	for _, want := range []string{
 		"`` a`b@example.com ``",

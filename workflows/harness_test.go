@@ -233,7 +233,7 @@ func (h *harness) start(p *interpreter.Process, inputs interpreter.Values) *run 
 	h.t.Helper()
 	ctx := ctxFor(h.t)
 	rid := "req-" + randomHex(8)
-	res, err := h.runs.StartRun(ctx, workflows.Start{Org: org, RequestID: rid, Digest: rid, Process: p, Version: 1, Inputs: inputs, Starter: starter})
+	res, err := h.runs.StartRun(ctx, workflows.Input{Org: org, RequestID: rid, Digest: rid, Start: interpreter.Start{Process: p, Version: 1, Inputs: inputs, Starter: starter}})
 	if err != nil {
 		h.t.Fatalf("start %s: %v", p.Name, err)
 	}

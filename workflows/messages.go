@@ -12,21 +12,18 @@ import (
 	"github.com/baton-run/baton/interpreter"
 )
 
-// Input starts a run: the pinned definition by value, the inputs, the mode
-// and the starter. Continued is set only by continue-as-new.
+// Input starts a run: the machine's start (the pinned definition by value,
+// the inputs, the mode and the starter) with what the workflow adds
+// around it. Continued is set only by continue-as-new.
+//
+// On the wire the start's fields sit beside the others, the shape
+// recorded histories hold.
 type Input struct {
-	Org       string               `json:"org"`
-	RunID     string               `json:"runId"`
-	Process   *interpreter.Process `json:"process"`
-	Version   int                  `json:"version"`
-	Roles     map[string]string    `json:"roles,omitempty"`
-	Operators string               `json:"operators,omitempty"`
-	Inputs    interpreter.Values   `json:"inputs"`
-	Mode      string               `json:"mode"`
-	Starter   interpreter.Actor    `json:"starter"`
-	Limits    interpreter.Limits   `json:"limits"`
-	// RequestID and Digest are the start_run's: the run records its answer
-	// with its first read-model write.
+	Org string `json:"org"`
+	interpreter.Start
+	// RequestID and Digest are the start_run's: the run's id derives from
+	// the request id (RunID), which is also the start update's id, and the
+	// run records its answer with its first read-model write.
 	RequestID string `json:"requestId,omitempty"`
 	Digest    string `json:"digest,omitempty"`
 	// InboxURL is the web inbox's address, for links in the run's details
@@ -86,22 +83,41 @@ type Outcome struct {
 // StartRequest is the start update's argument.
 type StartRequest struct{ Digest string }
 
-// Write is every write update's argument: one machine command, the digest
-// of the request it carries, and the caller's organization. Org, when set,
-// must be the run's: a run of another organization answers not_found, so
-// several organizations can share a namespace.
+// Write is one write to a run: the run, the request that carries it, and
+// one machine command. It is also the argument of the update that carries
+// it (Client.Write).
 //
-// On the wire it is the command's own JSON object with "Digest" and "Org"
-// beside its fields, the shape recorded histories hold; the update's name
-// says which command it is (see writes).
+// On the wire it is the command's own JSON object with "Digest", "Org" and
+// "RequestID" beside its fields, the shape recorded histories hold; the
+// update's name says which command it is (see writes). RunID and Attempt
+// are the client's: the run knows its id, and the update id tells the
+// attempt.
 type Write struct {
-	Digest string
-	Org    string
-	// RequestID is the request's id when the update's id is not it (a
-	// write tried again after a refusal Temporal remembers): the run
-	// records its answer under it.
+	RunID string
+	// RequestID is the request's requestId. The update carrying the first
+	// attempt has it as its id and leaves it off the wire; a later attempt
+	// carries it, so the run records its answer under it.
 	RequestID string
-	Command   interpreter.Command
+	// Attempt counts the earlier tries of this request that the run
+	// refused in a way Temporal remembers under their update id (a
+	// *RecordedRefusal): each attempt after the first has an update id of
+	// its own, so it runs again.
+	Attempt int
+	// Digest identifies the request (SPEC-DECISIONS §5): the run echoes it
+	// in its answer, so a reused requestId with other arguments shows.
+	Digest string
+	// Org, when set, must be the run's: a run of another organization
+	// answers not_found, so several organizations can share a namespace.
+	Org     string
+	Command interpreter.Command
+}
+
+// updateID is the id of the update that carries w.
+func (w Write) updateID() string {
+	if w.Attempt > 0 {
+		return fmt.Sprintf("%s~%d", w.RequestID, w.Attempt)
+	}
+	return w.RequestID
 }
 
 // writes lists the write updates and the command each carries. It is the
@@ -149,7 +165,8 @@ func UpdateOf(cmd interpreter.Command) (string, error) {
 	return "", fmt.Errorf("workflows: no update carries a %T", cmd)
 }
 
-// MarshalJSON writes the command's fields with Digest and Org beside them.
+// MarshalJSON writes the command's fields with Digest, Org and, for an
+// attempt after the first, RequestID beside them.
 func (w Write) MarshalJSON() ([]byte, error) {
 	cmd, err := json.Marshal(w.Command)
 	if err != nil {
@@ -158,11 +175,17 @@ func (w Write) MarshalJSON() ([]byte, error) {
 	if len(cmd) < 2 || cmd[0] != '{' {
 		return nil, fmt.Errorf("workflows: command %T is not a JSON object", w.Command)
 	}
+	// The first attempt's update id is its request id: the run reads it
+	// from there.
+	requestID := w.RequestID
+	if w.Attempt == 0 {
+		requestID = ""
+	}
 	head, err := json.Marshal(struct {
 		Digest    string
 		Org       string `json:",omitempty"`
 		RequestID string `json:",omitempty"`
-	}{w.Digest, w.Org, w.RequestID})
+	}{w.Digest, w.Org, requestID})
 	if err != nil {
 		return nil, err
 	}

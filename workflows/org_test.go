@@ -38,7 +38,7 @@ func TestWritesFromAnotherOrganizationAreNotFound(t *testing.T) {
 		{"send_event", interpreter.SendEvent{Name: "paid", Actor: agent}},
 	}
 	for _, w := range writes {
-		_, err := runs.Write(ctxFor(t), "o_other", r.id, "other-"+w.name, 0, "d", w.cmd)
+		_, err := runs.Write(ctxFor(t), workflows.Write{Org: "o_other", RunID: r.id, RequestID: "other-" + w.name, Digest: "d", Command: w.cmd})
 		e, ok := err.(*interpreter.Error)
 		if !ok || e.Code != interpreter.CodeNotFound {
 			t.Errorf("%s from another organization: %v, want not_found", w.name, err)
@@ -51,7 +51,7 @@ func TestWritesFromAnotherOrganizationAreNotFound(t *testing.T) {
 		t.Errorf("the run changed: updatedAt %s → %s, validate %s", view.Run.UpdatedAt, v.Run.UpdatedAt, stepState(v, "validate"))
 	}
 	// The run's own organization escalates with the same lease.
-	if _, err := runs.Write(ctxFor(t), org, r.id, "own-escalate", 0, "d", writes[0].cmd); err != nil {
+	if _, err := runs.Write(ctxFor(t), workflows.Write{Org: org, RunID: r.id, RequestID: "own-escalate", Digest: "d", Command: writes[0].cmd}); err != nil {
 		t.Fatalf("escalate from the run's organization: %v", err)
 	}
 	if v := r.view(); stepState(v, "validate") != "waiting" || len(v.WorkItems) != 1 || v.WorkItems[0].Escalation == nil {

@@ -96,7 +96,7 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 		}
 		r.m, r.recent, r.seen = m, in.Continued.Recent, decodeSeen(in.Continued.Seen)
 	} else {
-		m, err := interpreter.StartRun(in.start(), now)
+		m, err := interpreter.StartRun(in.Start, now)
 		if err != nil {
 			// The gateway checks a start before it asks for one; this is a
 			// caller's bug, not a business outcome.

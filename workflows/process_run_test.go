@@ -127,12 +127,12 @@ func setup(t *testing.T) *bundle {
 }
 
 func input(t *testing.T, src string) Input {
-	return Input{
-		Org: "o_test", RunID: "r_1", Process: parse(t, []byte(src)), Version: 1,
+	return Input{Org: "o_test", Start: interpreter.Start{
+		RunID: "r_1", Process: parse(t, []byte(src)), Version: 1,
 		Inputs:  interpreter.Values{"vendorName": "Acme", "amount": json.Number("48000.10")},
 		Mode:    interpreter.ModeLive,
 		Starter: person,
-	}
+	}}
 }
 
 // at sends an update at a workflow time; check receives its outcome.

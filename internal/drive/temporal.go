@@ -55,7 +55,7 @@ func NewTemporal(c *workflows.Client, procs Processes, opts *TemporalOptions) *T
 // attempt to tell it from.
 func (d *Temporal) write(ctx context.Context, runID, tool string, cmd interpreter.Command, out any) error {
 	rid := RequestID()
-	res, err := d.c.Write(ctx, d.opts.Org, runID, rid, 0, rid, cmd)
+	res, err := d.c.Write(ctx, workflows.Write{Org: d.opts.Org, RunID: runID, RequestID: rid, Digest: rid, Command: cmd})
 	var recorded *workflows.RecordedRefusal
 	if errors.As(err, &recorded) {
 		return recorded.Refusal
@@ -75,9 +75,9 @@ func (d *Temporal) Start(ctx context.Context, starter Who, process string, input
 		return nil, err
 	}
 	rid := RequestID()
-	res, err := d.c.StartRun(ctx, workflows.Start{
-		Org: d.opts.Org, RequestID: rid, Digest: rid, Process: p, Version: 1,
-		Inputs: inputs, Mode: mode, Starter: starter,
+	res, err := d.c.StartRun(ctx, workflows.Input{
+		Org: d.opts.Org, RequestID: rid, Digest: rid,
+		Start: interpreter.Start{Process: p, Version: 1, Inputs: inputs, Mode: mode, Starter: starter},
 	})
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,9 +14,10 @@ type Request struct {
 	Org       string
 	RequestID string
 	Tool      string
-	// Digest identifies the call: tool, arguments and caller. A repeated
-	// requestId with another digest is a conflict.
-	Digest []byte
+	// Digest identifies the call: tool, arguments and caller, in hex as
+	// the gateway computes it. A repeated requestId with another digest is
+	// a conflict.
+	Digest string
 	// Result is the tool's result; nil while the call that inserted the
 	// record is still running (inside its transaction).
 	Result    json.RawMessage
@@ -110,7 +110,7 @@ WHERE requests.digest = EXCLUDED.digest AND (requests.result IS NULL OR EXISTS (
 const AbandonAfter = 30 * time.Second
 
 func (r Request) check() error {
-	if r.Org == "" || r.RequestID == "" || len(r.Digest) == 0 {
+	if r.Org == "" || r.RequestID == "" || r.Digest == "" {
 		return fmt.Errorf("store: request record: Org, RequestID and Digest are required")
 	}
 	return nil
@@ -140,7 +140,7 @@ func (s *Store) ReserveRequest(ctx context.Context, q Querier, r Request) (store
 		if err != nil {
 			return Request{}, false, fmt.Errorf("store: reserve request %s: %w", r.RequestID, err)
 		}
-		if c || stored.Result != nil || bytes.Equal(stored.Digest, r.Digest) {
+		if c || stored.Result != nil || stored.Digest == r.Digest {
 			return stored, c, nil
 		}
 		rows, _ := q.Query(ctx, sqlTakeOverRequest, r.Org, r.RequestID, r.Tool, r.Digest, AbandonAfter.String())

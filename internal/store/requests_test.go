@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -15,14 +14,14 @@ import (
 func TestPutRequestReplay(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	r := store.Request{Org: org, RequestID: "req-1", Tool: "claim", Digest: []byte{1, 2, 3}}
+	r := store.Request{Org: org, RequestID: "req-1", Tool: "claim", Digest: "010203"}
 
 	err := pgx.BeginFunc(b.ctx, b.store.Pool(), func(tx pgx.Tx) error {
 		stored, created, err := b.store.PutRequest(b.ctx, tx, r)
 		if err != nil {
 			return err
 		}
-		if !created || stored.Result != nil || !bytes.Equal(stored.Digest, r.Digest) {
+		if !created || stored.Result != nil || stored.Digest != r.Digest {
 			t.Errorf("first put: created %v, stored %+v", created, stored)
 		}
 		return b.store.SetRequestResult(b.ctx, tx, org, "req-1", json.RawMessage(`{"ok":true}`))
@@ -32,12 +31,12 @@ func TestPutRequestReplay(t *testing.T) {
 	}
 
 	other := r
-	other.Digest = []byte{9}
+	other.Digest = "09"
 	stored, created, err := b.store.PutRequest(b.ctx, nil, other)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if created || !bytes.Equal(stored.Digest, r.Digest) || string(stored.Result) != `{"ok": true}` || stored.Tool != "claim" {
+	if created || stored.Digest != r.Digest || string(stored.Result) != `{"ok": true}` || stored.Tool != "claim" {
 		t.Fatalf("repeat put: created %v, stored %+v; want the first record", created, stored)
 	}
 	got, err := b.store.GetRequest(b.ctx, org, "req-1")
@@ -56,7 +55,7 @@ func TestPutRequestReplay(t *testing.T) {
 func TestPutRequestConcurrent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	r := store.Request{Org: org, RequestID: "req-1", Tool: "submit", Digest: []byte("d")}
+	r := store.Request{Org: org, RequestID: "req-1", Tool: "submit", Digest: "d"}
 
 	for _, commit := range []bool{false, true} {
 		tx, err := b.store.Pool().Begin(b.ctx)
@@ -113,12 +112,12 @@ func TestPutRequestConcurrent(t *testing.T) {
 func TestReplaceAnswer(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	r := store.Request{Org: org, RequestID: "req-1", Tool: "claim", Digest: []byte{1}, Result: json.RawMessage(`{"at":1}`)}
+	r := store.Request{Org: org, RequestID: "req-1", Tool: "claim", Digest: "01", Result: json.RawMessage(`{"at":1}`)}
 	if err := b.store.RecordAnswer(b.ctx, nil, r); err != nil {
 		t.Fatal(err)
 	}
 	other := r
-	other.Digest, other.Result = []byte{2}, json.RawMessage(`{"at":3}`)
+	other.Digest, other.Result = "02", json.RawMessage(`{"at":3}`)
 	if err := b.store.ReplaceAnswer(b.ctx, nil, other); err != nil {
 		t.Fatal(err)
 	}

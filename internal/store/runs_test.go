@@ -105,7 +105,7 @@ func TestPublishRunLaterAttemptWins(t *testing.T) {
 		r := run("r_1", 3, t0, `{}`)
 		r.State, r.UpdatedAt = state, updated
 		applied, err := b.store.PublishRun(b.ctx, nil, &r, []store.WorkRow{agentStep(state, updated)},
-			&store.Request{Org: org, RequestID: "req-1", Tool: "claim", Digest: []byte("d"), Result: json.RawMessage(answer)})
+			&store.Request{Org: org, RequestID: "req-1", Tool: "claim", Digest: "d", Result: json.RawMessage(answer)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +144,7 @@ func TestPublishRunLaterAttemptWins(t *testing.T) {
 	r := run("r_1", 3, t0.Add(2*time.Second), `{}`)
 	r.State = "other"
 	if _, err := b.store.PublishRun(b.ctx, nil, &r, nil,
-		&store.Request{Org: org, RequestID: "req-1", Tool: "claim", Digest: []byte("other"), Result: json.RawMessage(`{"at":3}`)}); err != nil {
+		&store.Request{Org: org, RequestID: "req-1", Tool: "claim", Digest: "other", Result: json.RawMessage(`{"at":3}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if req, _ := b.store.GetRequest(b.ctx, org, "req-1"); strings.ReplaceAll(string(req.Result), " ", "") != `{"at":2}` {
