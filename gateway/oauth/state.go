@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -21,11 +22,25 @@ import (
 )
 
 // Bounds on what the server holds, so that a misbehaving client cannot grow
-// it without end.
+// it without end. Past maxClients, maxRefresh, maxSpent or maxCodes spent
+// codes, the oldest entry makes room: the least recently used client, the
+// token that expires first.
 const (
 	maxClients = 1000
 	maxPending = 1000
 	maxCodes   = 1000
+	maxRefresh = 10000
+	maxSpent   = 10000
+	// clientTTL is how long a registered client lasts without being used
+	// (an authorization or a token issued to it); its refresh tokens go
+	// with it.
+	clientTTL = 30 * 24 * time.Hour
+	// touchEvery is how stale a client's last use may be before a new use
+	// is written down: one use a day rewrites the state file, not every.
+	touchEvery = 24 * time.Hour
+	// pruneEvery is how often expired entries are looked for; the bounds
+	// hold at every change.
+	pruneEvery = time.Minute
 )
 
 // client is a registered client (RFC 7591).
@@ -40,7 +55,13 @@ type client struct {
 	SoftwareID      string   `json:"software_id,omitempty"`
 	SoftwareVersion string   `json:"software_version,omitempty"`
 	IssuedAt        int64    `json:"client_id_issued_at"`
+	// LastUsed is when the client was last used, to a day (touchEvery);
+	// 0 until its first use.
+	LastUsed int64 `json:"last_used,omitempty"`
 }
+
+// lastUsed is when c was registered or last used, whichever is later.
+func (c *client) lastUsed() int64 { return max(c.IssuedAt, c.LastUsed) }
 
 // identity is an auth.Identity as the state file stores it.
 type identity struct {
@@ -96,10 +117,16 @@ type pending struct {
 
 // state holds clients, requests, codes and refresh tokens. Secrets are kept
 // only as SHA-256 digests ([digest]). Clients, refresh tokens and spent
-// refresh tokens are saved to file, when there is one, after each change.
+// refresh tokens are saved to file, when there is one, after each change
+// that alters them; what has expired is dropped first (prune).
 type state struct {
 	file string
 	log  *slog.Logger
+	// written is the state file's content as last read or written: a
+	// save that would write the same bytes does not.
+	written []byte
+	// pruned is when prune last looked for what has expired.
+	pruned time.Time
 
 	mu       sync.Mutex
 	saved    savedState
@@ -144,35 +171,110 @@ func loadState(file string, log *slog.Logger) (*state, error) {
 	if st.saved.Spent == nil {
 		st.saved.Spent = map[string]spent{}
 	}
+	st.written, _ = json.MarshalIndent(&st.saved, "", "  ")
 	return st, nil
 }
 
-// save writes the state file, when there is one, dropping what has expired.
-// Called with mu held. A failure is logged: the server goes on from memory.
+// save writes the state file, when there is one and its content changed,
+// after dropping what has expired (prune). Called with mu held. A failure
+// is logged: the server goes on from memory.
 func (st *state) save(now time.Time) {
+	st.prune(now)
+	if st.file == "" {
+		return
+	}
+	b, err := json.MarshalIndent(&st.saved, "", "  ")
+	if err == nil && bytes.Equal(b, st.written) {
+		return
+	}
+	if err == nil {
+		err = writeFileAtomic(st.file, b)
+	}
+	if err != nil {
+		st.log.Error("oauth: save state file; registrations and refresh tokens will not survive a restart", "file", st.file, "err", err)
+		return
+	}
+	st.written = b
+}
+
+// prune drops clients unused for clientTTL with their refresh tokens,
+// expired refresh tokens, spent tokens and codes, and the oldest entries
+// past each bound. Called with mu held.
+func (st *state) prune(now time.Time) {
+	if now.Sub(st.pruned) < pruneEvery && len(st.saved.Clients) <= maxClients && len(st.saved.Refresh) <= maxRefresh &&
+		len(st.saved.Spent) <= maxSpent && len(st.redeemed) <= maxCodes {
+		return
+	}
+	st.pruned = now
+	for id, c := range st.saved.Clients {
+		if now.Sub(time.Unix(c.lastUsed(), 0)) >= clientTTL {
+			st.dropClient(id)
+		}
+	}
 	for h, g := range st.saved.Refresh {
 		if !now.Before(g.Expires) {
 			delete(st.saved.Refresh, h)
 		}
 	}
-	for h, sp := range st.saved.Spent {
-		if !now.Before(sp.Expires) {
-			delete(st.saved.Spent, h)
-		}
-	}
-	if st.file == "" {
-		return
-	}
-	if err := writeFileAtomic(st.file, &st.saved); err != nil {
-		st.log.Error("oauth: save state file; registrations and refresh tokens will not survive a restart", "file", st.file, "err", err)
+	pruneSpent(st.saved.Spent, now, maxSpent)
+	pruneSpent(st.redeemed, now, maxCodes)
+	for len(st.saved.Refresh) > maxRefresh {
+		delete(st.saved.Refresh, first(st.saved.Refresh, func(a, b *grant) bool { return a.Expires.Before(b.Expires) }))
 	}
 }
 
-func writeFileAtomic(file string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
+// pruneSpent drops the expired entries of m, then the ones that expire
+// first until at most limit are left.
+func pruneSpent(m map[string]spent, now time.Time, limit int) {
+	for h, sp := range m {
+		if !now.Before(sp.Expires) {
+			delete(m, h)
+		}
 	}
+	if len(m) <= limit {
+		return
+	}
+	keys := make([]string, 0, len(m))
+	for h := range m {
+		keys = append(keys, h)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return m[a].Expires.Compare(m[b].Expires) })
+	for _, h := range keys[:len(m)-limit] {
+		delete(m, h)
+	}
+}
+
+// first returns the key of m whose value comes first by less.
+func first[V any](m map[string]V, less func(a, b V) bool) string {
+	var key string
+	var best V
+	for k, v := range m {
+		if key == "" || less(v, best) {
+			key, best = k, v
+		}
+	}
+	return key
+}
+
+// dropClient forgets client id and its refresh tokens. Called with mu held.
+func (st *state) dropClient(id string) {
+	delete(st.saved.Clients, id)
+	for h, g := range st.saved.Refresh {
+		if g.ClientID == id {
+			delete(st.saved.Refresh, h)
+		}
+	}
+}
+
+// touch records that client id was used at now, when its last recorded
+// use is touchEvery old. Called with mu held; the caller saves.
+func (st *state) touch(id string, now time.Time) {
+	if c := st.saved.Clients[id]; c != nil && now.Unix()-c.lastUsed() >= int64(touchEvery/time.Second) {
+		c.LastUsed = now.Unix()
+	}
+}
+
+func writeFileAtomic(file string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return err
 	}
@@ -191,12 +293,16 @@ func writeFileAtomic(file string, v any) error {
 	return os.Rename(tmp.Name(), file)
 }
 
-// addClient registers c.
+// addClient registers c. Past maxClients the least recently used client
+// is forgotten to make room.
 func (st *state) addClient(c *client, now time.Time) *Error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if len(st.saved.Clients) >= maxClients {
-		return oauthError("invalid_client_metadata", fmt.Sprintf("this dev server already holds %d clients; stop it and delete its OAuth state file to start over", maxClients))
+	st.prune(now)
+	for len(st.saved.Clients) >= maxClients {
+		st.dropClient(first(st.saved.Clients, func(a, b *client) bool {
+			return a.lastUsed() < b.lastUsed() || a.lastUsed() == b.lastUsed() && a.IssuedAt < b.IssuedAt
+		}))
 	}
 	st.saved.Clients[c.ID] = c
 	st.save(now)
@@ -259,15 +365,13 @@ func (st *state) addCode(hash string, c *code, now time.Time) error {
 			delete(st.codes, h)
 		}
 	}
-	for h, sp := range st.redeemed {
-		if !now.Before(sp.Expires) {
-			delete(st.redeemed, h)
-		}
-	}
+	pruneSpent(st.redeemed, now, maxCodes)
 	if len(st.codes) >= maxCodes {
 		return fmt.Errorf("%d authorization codes are already waiting to be exchanged; try again in a few minutes", maxCodes)
 	}
 	st.codes[hash] = c
+	st.touch(c.clientID, now)
+	st.save(now)
 	return nil
 }
 
@@ -287,6 +391,7 @@ func (st *state) redeemCode(hash string, now time.Time) (*code, *Error) {
 	}
 	delete(st.codes, hash)
 	st.redeemed[hash] = spent{Family: c.family, Expires: c.expires}
+	pruneSpent(st.redeemed, now, maxCodes)
 	if !now.Before(c.expires) {
 		return nil, oauthError("invalid_grant", "authorization code expired: start the authorization again")
 	}
@@ -298,6 +403,7 @@ func (st *state) addGrant(hash string, g *grant, now time.Time) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.saved.Refresh[hash] = g
+	st.touch(g.ClientID, now)
 	st.save(now)
 }
 
@@ -342,6 +448,7 @@ func (st *state) rotateRefresh(oldHash, newHash, clientID, resource, scope strin
 	next := *g
 	next.Expires = now.Add(ttl)
 	st.saved.Refresh[newHash] = &next
+	st.touch(clientID, now)
 	st.save(now)
 	return &next, nil
 }
