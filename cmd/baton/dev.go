@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"io"
@@ -58,6 +59,9 @@ type devConfig struct {
 	roles                           roleFlag
 	evaluator                       evaluatorConfig
 	workflowCache                   int
+	// clientMetadataRoots verify the servers of client ID metadata
+	// documents; nil means the system's. Not a flag: tests set it.
+	clientMetadataRoots *x509.CertPool
 }
 
 func runDev(args []string, stdout, stderr io.Writer) int {
@@ -273,6 +277,9 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		as, err := oauth.New(issuer, &oauth.Options{
 			Issuer: authServers[0], Resource: resource, StateFile: filepath.Join(data, oauthStateFile),
 			Groups: gs, Logger: log,
+			// Clients on this machine may serve their metadata documents
+			// on loopback.
+			LoopbackClientMetadata: true, ClientMetadataRoots: cfg.clientMetadataRoots,
 		})
 		if err != nil {
 			return err

@@ -52,8 +52,9 @@ type devStack struct {
 }
 
 // startDev runs dev() as `baton dev` does, on free loopback ports, with
-// invoice-approval published, and waits for it to print its URLs.
-func startDev(t *testing.T) *devStack {
+// invoice-approval published, and waits for it to print its URLs. tweaks
+// change the configuration first.
+func startDev(t *testing.T, tweaks ...func(*devConfig)) *devStack {
 	t.Helper()
 	data := t.TempDir()
 	cfg := devConfigFor(data)
@@ -66,6 +67,9 @@ func startDev(t *testing.T) *devStack {
 	}
 	cfg.temporalDatabase = strings.TrimPrefix(u.Path, "/") + "_temporal"
 	cfg.processes = listFlag{filepath.Join(fixturesDir(t), "invoice-approval")}
+	for _, tweak := range tweaks {
+		tweak(&cfg)
+	}
 	d := launchDev(t, cfg)
 	if d.asURL == "" {
 		t.Fatalf("baton dev printed no authorization server:\n%s", d.printed)
@@ -116,6 +120,9 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		form, _ := url.ParseQuery(string(body))
 		h.grant = form.Get("grant_type")
 		h.clientID = form.Get("client_id")
+		if u, _, ok := req.BasicAuth(); ok && h.clientID == "" {
+			h.clientID, _ = url.QueryUnescape(u)
+		}
 		if h.grant == "authorization_code" && form.Get("code_verifier") == "" {
 			h.grant += " without code_verifier"
 		}

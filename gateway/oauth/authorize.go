@@ -43,7 +43,11 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	c := s.state.client(q.Get("client_id"))
+	c, e := s.lookupClient(r.Context(), q.Get("client_id"))
+	if e != nil {
+		s.errorPage(w, http.StatusBadRequest, e.Description+".")
+		return
+	}
 	if c == nil {
 		s.errorPage(w, http.StatusBadRequest, fmt.Sprintf("No client %q is registered here. Remove Baton from your MCP client and add it again, so that the client registers anew.", q.Get("client_id")))
 		return

@@ -14,6 +14,7 @@ type Metadata struct {
 	CodeChallengeMethodsSupported              []string `json:"code_challenge_methods_supported"`
 	TokenEndpointAuthMethodsSupported          []string `json:"token_endpoint_auth_methods_supported"`
 	AuthorizationResponseIssParameterSupported bool     `json:"authorization_response_iss_parameter_supported"`
+	ClientIDMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported"`
 }
 
 // The values the server supports, as metadata and registration name them.
@@ -41,6 +42,7 @@ func (s *Server) Metadata() Metadata {
 		CodeChallengeMethodsSupported:              []string{pkceS256},
 		TokenEndpointAuthMethodsSupported:          []string{authNone, authSecretPost, authSecretBasic},
 		AuthorizationResponseIssParameterSupported: true,
+		ClientIDMetadataDocumentSupported:          true,
 	}
 }
 

@@ -2,7 +2,8 @@
 // an MCP client reaches a dev gateway with its URL alone.
 //
 // It serves what the MCP authorization spec asks of an authorization server:
-// RFC 8414 metadata, RFC 7591 dynamic client registration, the
+// RFC 8414 metadata, client ID metadata documents (clients known by the
+// https URL of their metadata) beside RFC 7591 dynamic client registration, the
 // authorization-code grant with PKCE (S256 only), RFC 8707 resource
 // indicators bound to the one gateway it serves, and refresh tokens that are
 // rotated on every use. Its authorization page is the dev sign-in
@@ -17,6 +18,7 @@
 package oauth
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -70,6 +72,14 @@ type Options struct {
 	Groups []string
 	// Logger receives failures to save the state file. Default slog.Default().
 	Logger *slog.Logger
+	// LoopbackClientMetadata lets a client ID metadata document be
+	// fetched from a loopback address, as baton dev does for clients that
+	// serve theirs on the same machine. Other private addresses are never
+	// fetched from. Default false: public addresses only.
+	LoopbackClientMetadata bool
+	// ClientMetadataRoots are the certificate authorities that verify the
+	// servers of client ID metadata documents. Default nil: the system's.
+	ClientMetadataRoots *x509.CertPool
 }
 
 // Server is the authorization server. Serve it with [Server.Handler].
@@ -78,6 +88,7 @@ type Server struct {
 	opts     Options
 	resource string // canonical form of opts.Resource, see canonicalResource
 	state    *state
+	metadata *metadataClients
 	now      func() time.Time
 }
 
@@ -122,7 +133,9 @@ func New(m Minter, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{minter: m, opts: o, resource: res, state: st, now: time.Now}, nil
+	s := &Server{minter: m, opts: o, resource: res, state: st, now: time.Now}
+	s.metadata = newMetadataClients(&s.opts, func() time.Time { return s.now() })
+	return s, nil
 }
 
 // Issuer is the server's issuer URL, the value the gateway's

@@ -77,7 +77,10 @@ func (s *Server) authenticate(r *http.Request) (*client, *Error) {
 	if id == "" {
 		return nil, unauthorized("client_id is missing: send it in the body, or authenticate with HTTP Basic")
 	}
-	c := s.state.client(id)
+	c, e := s.lookupClient(r.Context(), id)
+	if e != nil {
+		return nil, e
+	}
 	if c == nil {
 		return nil, unauthorized("client " + id + " is not registered here: register again at " + s.opts.Issuer + RegisterPath)
 	}
