@@ -18,6 +18,7 @@ type command struct {
 var commands = map[string]command{
 	"validate":  {run: runValidate, summary: "check PROCESS.md files and print their content hashes"},
 	"map":       {run: runMap, summary: "print the Mermaid flowchart of a process"},
+	"test":      {run: runTest, summary: "run the process tests (*.test.yaml) on the machine, with virtual time"},
 	"dev":       {run: runDev, summary: "run all of Baton in one process for development"},
 	"serve":     {run: runServe, summary: "run the gateway and a worker against Temporal and PostgreSQL"},
 	"gateway":   {run: runGateway, summary: "run the MCP gateway alone"},
