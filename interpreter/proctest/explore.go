@@ -33,7 +33,7 @@ type Finding struct {
 }
 
 // walkBound is how many actions one explored walk takes at most.
-const walkBound = 300
+var walkBound = 300
 
 // exploreAgent is the agent of explored walks.
 var exploreAgent = interpreter.Actor{ID: "a_explorer", Kind: interpreter.ActorAgent}
