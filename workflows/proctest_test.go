@@ -26,10 +26,7 @@ type temporalTarget struct {
 
 func (t *temporalTarget) Start(s interpreter.Start) (*interpreter.View, error) {
 	rid := drive.RequestID()
-	raw, err := t.runs.StartRun(t.ctx, workflows.Start{
-		Org: org, RequestID: rid, Digest: rid, Process: s.Process, Version: s.Version,
-		Roles: s.Roles, Inputs: s.Inputs, Mode: s.Mode, Starter: s.Starter,
-	})
+	raw, err := t.runs.StartRun(t.ctx, workflows.Input{Org: org, RequestID: rid, Digest: rid, Start: s})
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +37,7 @@ func (t *temporalTarget) Start(s interpreter.Start) (*interpreter.View, error) {
 
 func (t *temporalTarget) Write(cmd interpreter.Command, _ proctest.Scripted) (json.RawMessage, error) {
 	rid := drive.RequestID()
-	raw, err := t.runs.Write(t.ctx, org, t.runID, rid, 0, rid, cmd)
+	raw, err := t.runs.Write(t.ctx, workflows.Write{Org: org, RunID: t.runID, RequestID: rid, Digest: rid, Command: cmd})
 	var recorded *workflows.RecordedRefusal
 	switch {
 	case errors.As(err, &recorded):
