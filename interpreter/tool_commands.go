@@ -168,6 +168,12 @@ func (c CallTool) apply(m *Machine, now time.Time) (any, error) {
 	st := m.stepTools(s.ID)
 	e := st.entry(c.CallDigest)
 	if e != nil && e.Tool == c.Tool {
+		// An entry was made under the policy of its first call; an
+		// operator may have tightened the tool since. The tighter of the
+		// two applies from now on: a read that ran is answered from the
+		// journal once the tool writes, and a call not yet done that now
+		// needs approval is proposed before it is sent again.
+		e.Policy = e.Policy.Tightest(c.Resolved.Policy)
 		switch e.State {
 		case CallCompleted, CallFailed:
 			if e.Policy != PolicyRead {
@@ -207,21 +213,21 @@ func (c CallTool) apply(m *Machine, now time.Time) (any, error) {
 			Idempotency: c.Resolved.Idempotency, Agent: c.Actor.ID, Attempt: st.Claims, At: stamp(now),
 			IdempotencyKey: c.Key, Result: nil,
 		}
-		if c.Resolved.Policy == PolicyApprovalRequired {
-			e.State = CallProposed
-			st.Journal = append(st.Journal, e)
-			it := m.openCallItem(s, e, ItemCallApproval, Assignee{Group: c.Resolved.Approvers[0]}, now)
-			it.Approvers, it.Floor = slices.Clone(c.Resolved.Approvers), slices.Clone(c.Resolved.Floor)
-			if c.Resolved.ApprovalSLA > 0 {
-				due := now.Add(c.Resolved.ApprovalSLA)
-				it.Due = &due
-			}
-			m.takeLease(sr)
-			m.refreshState()
-			m.touch(now)
-			return e.answer(false, "waits for a person's approval; stop now, and claim the step again after the decision, then repeat this exact call"), nil
-		}
 		st.Journal = append(st.Journal, e)
+	}
+	if e.Policy == PolicyApprovalRequired && (e.Decision == nil || e.Decision.Decision != DecisionApproved) {
+		// A new call, or one journaled before the tool needed approval.
+		e.State, e.StartedAt, e.EndedAt = CallProposed, nil, nil
+		it := m.openCallItem(s, e, ItemCallApproval, Assignee{Group: c.Resolved.Approvers[0]}, now)
+		it.Approvers, it.Floor = slices.Clone(c.Resolved.Approvers), slices.Clone(c.Resolved.Floor)
+		if c.Resolved.ApprovalSLA > 0 {
+			due := now.Add(c.Resolved.ApprovalSLA)
+			it.Due = &due
+		}
+		m.takeLease(sr)
+		m.refreshState()
+		m.touch(now)
+		return e.answer(false, "waits for a person's approval; stop now, and claim the step again after the decision, then repeat this exact call"), nil
 	}
 	// Run it: read, write, an approved call, or one to send again.
 	started := stamp(now)

@@ -424,3 +424,81 @@ func TestToolCallApprovalListedToEveryApproverGroup(t *testing.T) {
 		t.Fatalf("after the decision the run lists %+v, want only the ready agent step", l.Work)
 	}
 }
+
+// tightened returns a call resolved under a registration that made its
+// tool approval_required (approvers finance), or write.
+func tightened(c CallTool, p Policy) CallTool {
+	c.Resolved.Policy = p
+	if p == PolicyApprovalRequired {
+		c.Resolved.Approvers = []string{"finance"}
+	}
+	return c
+}
+
+// A journal entry keeps the policy it was made under, but an operator who
+// tightens the tool afterwards is obeyed: the tighter policy applies
+// before the call is sent again.
+func TestToolCallEntryTakesATightenedPolicy(t *testing.T) {
+	// A write that got no answer, then the tool needs approval: the
+	// repeat is a proposal, not a send.
+	r := startTools(t, ModeLive)
+	r.claim("l1")
+	ticket := r.call("l1", "crm/create_ticket", `{"subject":"x"}`)
+	if _, e := r.send(ticket, "", false); e == nil || e.Code != CodeRetry {
+		t.Fatalf("keyed call with no answer: %v", e)
+	}
+	res, e := r.send(tightened(ticket, PolicyApprovalRequired), okAnswer, false)
+	if e != nil || res.Status != StatusAwaitingApproval || res.WorkItemID == nil || len(r.sent) != 1 {
+		t.Fatalf("repeat after the tool needs approval: %+v %v, sent %d", res, e, len(r.sent))
+	}
+	if j := r.m.Journal("resolve"); len(j) != 1 || j[0].Policy != PolicyApprovalRequired || j[0].State != CallProposed {
+		t.Fatalf("journal %+v", j)
+	}
+	w := openItemFor(t, r.m, t0, "resolve")
+	if w.Kind != "approve" || w.AssignedTo.Group != "finance" || stepState(r.m, "resolve") != StepWaiting {
+		t.Fatalf("approval item %+v, step %s", w, stepState(r.m, "resolve"))
+	}
+	must(t, r.m, Decide{WorkItemID: w.ID, Snapshot: w.Snapshot, Decision: DecisionApproved, Actor: financeOnly}, t0)
+	r.claim("l2")
+	// Approved, sent and no answer: sent again, not proposed again.
+	if _, e := r.send(tightened(r.call("l2", "crm/create_ticket", `{"subject":"x"}`), PolicyApprovalRequired), "", false); e == nil || e.Code != CodeRetry {
+		t.Fatalf("the approved call with no answer: %v", e)
+	}
+	res, e = r.send(tightened(r.call("l2", "crm/create_ticket", `{"subject":"x"}`), PolicyApprovalRequired), okAnswer, false)
+	if e != nil || res.Status != StatusCompleted || len(r.sent) != 3 {
+		t.Fatalf("the approved call sent again: %+v %v, sent %d", res, e, len(r.sent))
+	}
+
+	// A read that ran, then the tool writes: answered from the journal.
+	r2 := startTools(t, ModeLive)
+	r2.claim("l1")
+	read := r2.call("l1", "crm/get_customer", `{"email":"alice@example.com"}`)
+	if _, e := r2.send(read, okAnswer, false); e != nil {
+		t.Fatal(e)
+	}
+	res = must(t, r2.m, tightened(read, PolicyWrite), t0).(*CallResult)
+	if !res.Reused || res.Status != StatusCompleted {
+		t.Fatalf("a read repeated after the tool writes: %+v", res)
+	}
+	// A read with no answer, then the tool needs approval: proposed.
+	r3 := startTools(t, ModeLive)
+	r3.claim("l1")
+	read = r3.call("l1", "crm/get_customer", `{"email":"bob@example.com"}`)
+	if _, e := r3.send(read, "", false); e == nil || e.Code != CodeRetry {
+		t.Fatalf("a read with no answer: %v", e)
+	}
+	res, e = r3.send(tightened(read, PolicyApprovalRequired), okAnswer, false)
+	if e != nil || res.Status != StatusAwaitingApproval || len(r3.sent) != 1 {
+		t.Fatalf("a read repeated after the tool needs approval: %+v %v, sent %d", res, e, len(r3.sent))
+	}
+	// Loosening changes nothing: the entry's policy stays.
+	r4 := startTools(t, ModeLive)
+	r4.claim("l1")
+	ticket = r4.call("l1", "crm/create_ticket", `{"subject":"y"}`)
+	if _, e := r4.send(ticket, okAnswer, false); e != nil {
+		t.Fatal(e)
+	}
+	if res := must(t, r4.m, tightened(ticket, PolicyRead), t0).(*CallResult); !res.Reused {
+		t.Fatalf("a write repeated after the tool became a read: %+v", res)
+	}
+}
