@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -327,6 +330,9 @@ func CheckCallArguments(raw []byte) (json.RawMessage, *Error) {
 	if err := json.Compact(&buf, raw); err != nil {
 		return nil, refuse(CodeInvalid, "arguments are not valid JSON.", "arguments: "+err.Error())
 	}
+	if issues := inexactIntegers(buf.Bytes()); len(issues) > 0 {
+		return nil, refuse(CodeInvalid, "arguments hold an integer a double cannot hold exactly, which would share its digest with its neighbours; send it as a string.", issues...)
+	}
 	canon, err := jcs.Transform(buf.Bytes())
 	if err != nil {
 		return nil, refuse(CodeInvalid, "arguments cannot be canonicalized (RFC 8785): "+err.Error()+". Numbers must fit in a double and keys must not repeat.", "arguments: "+err.Error())
@@ -337,6 +343,75 @@ func CheckCallArguments(raw []byte) (json.RawMessage, *Error) {
 	}
 	return json.RawMessage(buf.Bytes()), nil
 }
+
+// inexactIntegers returns an issue for each number of a valid JSON value
+// whose value is an integer that a double cannot hold exactly (beyond
+// 2^53, 9007199254740993 reads as ...992): the digest (RFC 8785) reads
+// numbers as doubles, so two calls with neighbouring integers would share
+// one digest, one approval and one idempotency key.
+func inexactIntegers(raw []byte) []string {
+	var issues []string
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var walk func(path string) bool
+	walk = func(path string) bool {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			for i := 0; dec.More(); i++ {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				if v == '{' {
+					k, err := dec.Token()
+					if err != nil {
+						return false
+					}
+					p = path + "." + k.(string)
+				}
+				if !walk(p) {
+					return false
+				}
+			}
+			_, err := dec.Token()
+			return err == nil
+		case json.Number:
+			if why := inexact(string(v)); why != "" {
+				issues = append(issues, path+": "+why)
+			}
+		}
+		return true
+	}
+	walk("arguments")
+	return issues
+}
+
+// inexact says why a JSON number would not read back as written: an
+// integer a double rounds, or a literal too long to check; "" for a
+// fraction, an integer a double holds, or one past the double's range
+// (the canonicalization refuses those).
+func inexact(lit string) string {
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil || math.Abs(f) < 1<<53 {
+		return ""
+	}
+	if len(lit) > maxNumberChars {
+		return fmt.Sprintf("number of over %d characters", maxNumberChars)
+	}
+	r, ok := new(big.Rat).SetString(lit)
+	if !ok || !r.IsInt() {
+		return ""
+	}
+	if _, exact := r.Float64(); !exact {
+		return "integer beyond 2^53 is not exact"
+	}
+	return ""
+}
+
+// maxNumberChars bounds a number literal of arguments whose exactness is
+// checked: a double needs at most 767 significant digits.
+const maxNumberChars = 800
 
 // CallDigest returns the digest of a call (profile-tools §5.1): the
 // lowercase hex SHA-256 of the RFC 8785 canonical JSON of

@@ -217,6 +217,17 @@ func TestCheckCallArguments(t *testing.T) {
 		{in: `{"a":1,"a":2}`, issue: "arguments: Duplicate key: \"a\""},
 		{in: `{"a":1E400}`, issue: "arguments: Number out of range"},
 		{in: `{"a":"` + strings.Repeat("x", MaxToolArgumentsBytes) + `"}`, issue: "arguments: over 65536 bytes"},
+		// Integers a double holds exactly pass, beyond 2^53 too; the ones
+		// it rounds would share a digest with their neighbours.
+		{in: `{"a":9007199254740992,"b":-9007199254740992,"c":18014398509481984,"d":1e22,"e":0.1,"f":9007199254740993.5}`,
+			want: `{"a":9007199254740992,"b":-9007199254740992,"c":18014398509481984,"d":1e22,"e":0.1,"f":9007199254740993.5}`},
+		{in: `{"acct": 9007199254740993}`, issue: "arguments.acct: integer beyond 2^53 is not exact"},
+		{in: `{"x":{"ids":[1,-9007199254740995]}}`, issue: "arguments.x.ids[1]: integer beyond 2^53 is not exact"},
+		{in: `{"n":9007199254740993.0}`, issue: "arguments.n: integer beyond 2^53 is not exact"},
+		{in: `{"n":90071992547409930e-1}`, issue: "arguments.n: integer beyond 2^53 is not exact"},
+		{in: `{"n":123456789012345678901234567890}`, issue: "arguments.n: integer beyond 2^53 is not exact"},
+		{in: `{"n":1e23}`, issue: "arguments.n: integer beyond 2^53 is not exact"},
+		{in: `{"n":1` + strings.Repeat("0", 800) + `e-780}`, issue: "arguments.n: number of over 800 characters"},
 	} {
 		got, err := CheckCallArguments([]byte(tc.in))
 		if tc.issue != "" {
