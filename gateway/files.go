@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -16,8 +17,10 @@ import (
 	"github.com/baton-run/baton/interpreter"
 )
 
-// upload stores a file. Its id derives from the requestId, so a retried or
-// racing upload with the same requestId stores the bytes once. Operators
+// upload stores a file under a random id, recording its uploader and its
+// requestId: a retried or racing upload with the same requestId stores the
+// bytes once and answers the first one's id, and no one who knows the
+// requestId can derive the id to attach the file as their evidence. Operators
 // upload too: one completing an escalated step in the agent's place
 // attaches its file evidence (spec §3.4).
 func (g *Gateway) upload(ctx context.Context, c *call) (json.RawMessage, error) {
@@ -32,17 +35,20 @@ func (g *Gateway) upload(ctx context.Context, c *call) (json.RawMessage, error) 
 	if len(data) > g.opts.MaxUploadBytes {
 		return nil, invalid(fmt.Sprintf("The file is over the %d-byte limit.", g.opts.MaxUploadBytes), fmt.Sprintf("contentBase64: over %d bytes", g.opts.MaxUploadBytes))
 	}
-	id := g.derivedID("f_", c.reqID)
+	random := make([]byte, 16)
+	if _, err := rand.Read(random); err != nil {
+		return nil, err
+	}
 	f, err := g.store.PutFileWithinQuota(ctx, nil, store.File{
-		Org: c.org, ID: id, Name: c.str("fileName"), ContentType: c.str("contentType"),
-		Bytes: data, CreatedBy: c.id.ID,
+		Org: c.org, ID: "f_" + hex.EncodeToString(random), Name: c.str("fileName"), ContentType: c.str("contentType"),
+		Bytes: data, CreatedBy: c.id.ID, RequestID: c.reqID,
 	}, g.opts.UploadQuota.store())
 	var quota *store.QuotaError
 	if errors.As(err, &quota) {
 		return nil, quotaRefusal(quota)
 	}
 	if errors.Is(err, store.ErrExists) {
-		if f, err = g.store.StatFile(ctx, c.org, id); err == nil && f.SHA256 != hex.EncodeToString(sha256Sum(data)) {
+		if f, err = g.store.StatFileByRequest(ctx, c.org, c.reqID); err == nil && f.SHA256 != hex.EncodeToString(sha256Sum(data)) {
 			return nil, conflict("This requestId was already used to upload other bytes; use a new one.", interpreter.IssueRequestIDReused)
 		}
 	}

@@ -23,29 +23,33 @@ type File struct {
 	Size        int64  // len(Bytes); set by PutFile
 	SHA256      string // hex SHA-256 of Bytes; set by PutFile
 	Bytes       []byte // nil from StatFile
-	CreatedBy   string
-	CreatedAt   time.Time
+	// CreatedBy is the uploader's identity.
+	CreatedBy string
+	// RequestID is the upload's requestId: at most one file of an
+	// organization has it. "" for none.
+	RequestID string
+	CreatedAt time.Time
 }
 
 const (
 	sqlPutFile = `
-INSERT INTO files (org, file_id, name, content_type, size, sha256, bytes, created_by)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-ON CONFLICT (org, file_id) DO NOTHING
+INSERT INTO files (org, file_id, name, content_type, size, sha256, bytes, created_by, request_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, nullif($9, ''))
+ON CONFLICT DO NOTHING
 RETURNING created_at`
 
-	sqlGetFile = `
-SELECT org, file_id, name, content_type, size, sha256, bytes, created_by, created_at
-FROM files WHERE org = $1 AND file_id = $2`
+	fileHead = `SELECT org, file_id, name, content_type, size, sha256, `
+	fileTail = `, created_by, coalesce(request_id, ''), created_at FROM files WHERE org = $1 AND `
 
-	sqlStatFile = `
-SELECT org, file_id, name, content_type, size, sha256, NULL::bytea, created_by, created_at
-FROM files WHERE org = $1 AND file_id = $2`
+	sqlGetFile           = fileHead + `bytes` + fileTail + `file_id = $2`
+	sqlStatFile          = fileHead + `NULL::bytea` + fileTail + `file_id = $2`
+	sqlStatFileByRequest = fileHead + `NULL::bytea` + fileTail + `request_id = $2`
 )
 
 // PutFile stores a file under f.ID, computing its size and SHA-256, and
-// returns it as stored. A taken id is ErrExists (and leaves a caller's
-// transaction usable). Size limits are the caller's to enforce.
+// returns it as stored. A taken id, or a requestId another file has, is
+// ErrExists (and leaves a caller's transaction usable): StatFileByRequest
+// finds the file of a requestId. Size limits are the caller's to enforce.
 func (s *Store) PutFile(ctx context.Context, q Querier, f File) (File, error) {
 	if f.Org == "" || f.ID == "" {
 		return File{}, fmt.Errorf("store: put file: Org and ID are required")
@@ -55,7 +59,7 @@ func (s *Store) PutFile(ctx context.Context, q Querier, f File) (File, error) {
 	}
 	sum := sha256.Sum256(f.Bytes)
 	f.Size, f.SHA256 = int64(len(f.Bytes)), hex.EncodeToString(sum[:])
-	err := s.q(q).QueryRow(ctx, sqlPutFile, f.Org, f.ID, f.Name, f.ContentType, f.Size, sum[:], f.Bytes, f.CreatedBy).Scan(&f.CreatedAt)
+	err := s.q(q).QueryRow(ctx, sqlPutFile, f.Org, f.ID, f.Name, f.ContentType, f.Size, sum[:], f.Bytes, f.CreatedBy, f.RequestID).Scan(&f.CreatedAt)
 	if err == pgx.ErrNoRows {
 		return File{}, fmt.Errorf("store: put file %s: %w", f.ID, ErrExists)
 	}
@@ -75,10 +79,16 @@ func (s *Store) StatFile(ctx context.Context, org, id string) (File, error) {
 	return s.getFile(ctx, sqlStatFile, org, id)
 }
 
+// StatFileByRequest returns the file a requestId uploaded, without its
+// bytes, or ErrNotFound.
+func (s *Store) StatFileByRequest(ctx context.Context, org, requestID string) (File, error) {
+	return s.getFile(ctx, sqlStatFileByRequest, org, requestID)
+}
+
 func (s *Store) getFile(ctx context.Context, sql, org, id string) (File, error) {
 	var f File
 	var sum []byte
-	err := s.pool.QueryRow(ctx, sql, org, id).Scan(&f.Org, &f.ID, &f.Name, &f.ContentType, &f.Size, &sum, &f.Bytes, &f.CreatedBy, &f.CreatedAt)
+	err := s.pool.QueryRow(ctx, sql, org, id).Scan(&f.Org, &f.ID, &f.Name, &f.ContentType, &f.Size, &sum, &f.Bytes, &f.CreatedBy, &f.RequestID, &f.CreatedAt)
 	if err == pgx.ErrNoRows {
 		return File{}, fmt.Errorf("store: file %s: %w", id, ErrNotFound)
 	}

@@ -35,17 +35,17 @@ const (
 	sqlLockCreator = `SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))`
 
 	// sqlQuotaUsage returns what a creator uploaded within the window and
-	// whether the file id is taken.
+	// whether the file id, or the requestId, is taken.
 	sqlQuotaUsage = `
 SELECT (SELECT coalesce(sum(size), 0)::bigint FROM files
         WHERE org = $1 AND created_by = $2 AND created_at > now() - make_interval(secs => $3)),
-       EXISTS (SELECT 1 FROM files WHERE org = $1 AND file_id = $4)`
+       EXISTS (SELECT 1 FROM files WHERE org = $1 AND (file_id = $4 OR request_id = nullif($5, '')))`
 )
 
 // PutFileWithinQuota stores f like [Store.PutFile] unless its creator
 // (f.CreatedBy) uploaded more than quota.Bytes - len(f.Bytes) within
-// quota.Window: that is a *QuotaError and stores nothing. A taken id is
-// ErrExists whatever the quota, so a retried upload is never refused by
+// quota.Window: that is a *QuotaError and stores nothing. A taken id or requestId
+// is ErrExists whatever the quota, so a retried upload is never refused by
 // its own first copy. One creator's uploads are checked one at a time (a
 // transaction-scoped advisory lock), so racing uploads cannot pass the
 // quota together.
@@ -63,7 +63,7 @@ func (s *Store) PutFileWithinQuota(ctx context.Context, q Querier, f File, quota
 		}
 		var used int64
 		var taken bool
-		if err := tx.QueryRow(ctx, sqlQuotaUsage, f.Org, f.CreatedBy, quota.Window.Seconds(), f.ID).Scan(&used, &taken); err != nil {
+		if err := tx.QueryRow(ctx, sqlQuotaUsage, f.Org, f.CreatedBy, quota.Window.Seconds(), f.ID, f.RequestID).Scan(&used, &taken); err != nil {
 			return fmt.Errorf("store: put file %s: %w", f.ID, err)
 		}
 		if taken {
