@@ -78,6 +78,12 @@ type Options struct {
 	// that the protected-resource metadata names (RFC 9728), where MCP
 	// clients discover how to get a token. Default none.
 	AuthServers []string
+	// Scopes are the OAuth scopes the gateway requires of a token: the
+	// protected-resource metadata lists them (scopes_supported) and a
+	// refusal's challenge names them (scope=), so clients ask for them.
+	// The verifier checks tokens for them (auth.JWKSOptions.Scopes).
+	// Default none.
+	Scopes []string
 	// Logger receives request failures. Default slog.Default().
 	Logger *slog.Logger
 	// Observe, when set, is told of every tool call, from the MCP endpoint
@@ -243,9 +249,9 @@ func (g *Gateway) Handler() http.Handler {
 		MaxRequestBodyBytes: int64(g.opts.MaxUploadBytes)*4/3 + 1<<20,
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", auth.Middleware(g.verify, metadataURL, g.opts.Logger)(limitBodies(mcpHandler, g.opts.MaxUploadBytes)))
-	mux.Handle("/.well-known/oauth-protected-resource", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers))
-	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers))
+	mux.Handle("/mcp", auth.Middleware(g.verify, metadataURL, g.opts.Scopes, g.opts.Logger)(limitBodies(mcpHandler, g.opts.MaxUploadBytes)))
+	mux.Handle("/.well-known/oauth-protected-resource", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers, g.opts.Scopes))
+	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers, g.opts.Scopes))
 	mux.HandleFunc("GET /files/{id}", g.serveFile)
 	for pattern, h := range g.mounts {
 		mux.Handle(pattern, h)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -41,7 +42,7 @@ type serveConfig struct {
 	temporalAddress, namespace, taskQueue             string
 	tlsCert, tlsKey, tlsCA, tlsServerName             string
 	jwksURL, issuer, audience, kindClaim, groupsClaim string
-	personIDClaim                                     string
+	personIDClaim, scopes                             string
 	devKeyDir, webhook                                string
 	inboxClientID, inboxSecretFile, inboxURL          string
 	devTokens, trustUnverifiedEmail                   bool
@@ -79,6 +80,7 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 		stringFlag(fl, &c.jwksURL, "jwks-url", "", "JWKS of the OAuth issuer whose access tokens are accepted")
 		stringFlag(fl, &c.issuer, "issuer", "", "the tokens' iss, named as the authorization server in the MCP metadata")
 		stringFlag(fl, &c.audience, "audience", "", "the tokens' aud (default the MCP URL)")
+		stringFlag(fl, &c.scopes, "scopes", "", "OAuth scopes every token must grant, space or comma separated: named in the MCP metadata (scopes_supported) and in the 401 challenge (scope=), and checked in --issuer's tokens; default none")
 		stringFlag(fl, &c.kindClaim, "kind-claim", "baton_kind", "claim naming agent, person or operator")
 		stringFlag(fl, &c.groupsClaim, "groups-claim", "groups", "claim listing the caller's groups")
 		stringFlag(fl, &c.personIDClaim, "person-id-claim", "sub", "claim holding a person's id, their email address (email where the issuer's sub is opaque; then email_verified must be true)")
@@ -194,8 +196,13 @@ func (c *serveConfig) verifier(ctx context.Context, log *slog.Logger) (auth.Veri
 	return auth.NewJWKSVerifier(ctx, &auth.JWKSOptions{
 		Issuer: c.issuer, JWKSURL: c.jwksURL, Audience: aud,
 		PersonIDClaim: c.personIDClaim, TrustUnverifiedEmail: c.trustUnverifiedEmail,
-		KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim,
+		KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim, Scopes: c.scopeList(),
 	})
+}
+
+// scopeList is --scopes as a list.
+func (c *serveConfig) scopeList() []string {
+	return strings.FieldsFunc(c.scopes, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
 // authServers are the authorization servers the protected-resource metadata
@@ -367,7 +374,7 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 	}
 	g, err := gateway.New(st, runs, v, &gateway.Options{
 		Org: cfg.org, BaseURL: cfg.publicURL(), Lease: cfg.lease, CallWait: cfg.callWait,
-		MaxUploadBytes: cfg.maxUpload, Secret: key, Logger: log, AuthServers: cfg.authServers(),
+		MaxUploadBytes: cfg.maxUpload, Secret: key, Logger: log, AuthServers: cfg.authServers(), Scopes: cfg.scopeList(),
 		UploadQuota: cfg.gatewayQuota(), Profiles: profiles(cfg.evaluator.offered(), tools),
 		Observe: obs.toolCalls(), InboxURL: cfg.inboxBase(),
 	})

@@ -56,6 +56,10 @@ type JWKSOptions struct {
 	// DefaultKind is the kind of a caller whose token has no kind claim.
 	// Default "": such tokens are refused.
 	DefaultKind Kind
+	// Scopes must all be granted by the token: in its scope claim (space
+	// separated, RFC 8693 §4.2) or its scp claim (an array or a string).
+	// Default none.
+	Scopes []string
 	// HTTPClient fetches JWKSURL. Default: a client with a 10-second timeout.
 	// Whatever client is given, a redirect from https to http is refused.
 	HTTPClient *http.Client
@@ -247,6 +251,9 @@ func (v *jwksVerifier) verify(ctx context.Context, token string) (*Identity, tim
 		return nil, time.Time{}, err
 	}
 	if err := c.checkAudience(v.opts.Audience); err != nil {
+		return nil, time.Time{}, err
+	}
+	if err := c.checkScopes(v.opts.Scopes); err != nil {
 		return nil, time.Time{}, err
 	}
 	o := v.opts

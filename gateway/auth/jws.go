@@ -183,3 +183,31 @@ func (c claims) checkAudience(want string) error {
 	}
 	return nil
 }
+
+// checkScopes refuses a token that does not grant every scope of want, in
+// its scope claim (space separated) or scp claim (an array or a string).
+func (c claims) checkScopes(want []string) error {
+	if len(want) == 0 {
+		return nil
+	}
+	var granted []string
+	if s, ok := c["scope"].(string); ok {
+		granted = append(granted, strings.Fields(s)...)
+	}
+	switch scp := c["scp"].(type) {
+	case string:
+		granted = append(granted, strings.Fields(scp)...)
+	case []any:
+		for _, v := range scp {
+			if s, ok := v.(string); ok {
+				granted = append(granted, s)
+			}
+		}
+	}
+	for _, w := range want {
+		if !slices.Contains(granted, w) {
+			return fmt.Errorf("%w: the token does not grant scope %q", ErrInvalidToken, w)
+		}
+	}
+	return nil
+}

@@ -46,7 +46,12 @@ var (
 // find it in req.Extra.TokenInfo and read the caller with [FromTokenInfo].
 // A refusal closes the connection (Connection: close) and is sent without
 // waiting for the request's body.
-func Middleware(v Verifier, resourceMetadataURL string, log *slog.Logger) func(http.Handler) http.Handler {
+//
+// scopes, when given, are the scopes the gateway requires: a refusal names
+// them in the challenge (scope="…"), so clients ask the authorization
+// server for them. Tokens are checked for them by v (see
+// [JWKSOptions.Scopes]); an accepted token's TokenInfo lists them.
+func Middleware(v Verifier, resourceMetadataURL string, scopes []string, log *slog.Logger) func(http.Handler) http.Handler {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -62,12 +67,14 @@ func Middleware(v Verifier, resourceMetadataURL string, log *slog.Logger) func(h
 		}
 		return &sdkauth.TokenInfo{
 			UserID:     id.ID,
+			Scopes:     scopes,
 			Expiration: exp,
 			Extra:      map[string]any{identityKey: id},
 		}, nil
 	}
 	require := sdkauth.RequireBearerToken(verify, &sdkauth.RequireBearerTokenOptions{
 		ResourceMetadataURL: resourceMetadataURL,
+		Scopes:              scopes,
 		ClockSkew:           clockSkew,
 	})
 	return func(next http.Handler) http.Handler {
@@ -106,11 +113,13 @@ func FromTokenInfo(ti *sdkauth.TokenInfo) (*Identity, bool) {
 
 // MetadataHandler serves the RFC 9728 protected-resource metadata of
 // resource (the gateway's MCP URL), naming the authorization servers that
-// issue tokens for it. Mount it at [MetadataURL] of resource.
-func MetadataHandler(resource string, authServers []string) http.Handler {
+// issue tokens for it and the scopes it requires (scopes_supported, none
+// when empty). Mount it at [MetadataURL] of resource.
+func MetadataHandler(resource string, authServers, scopes []string) http.Handler {
 	return sdkauth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource:               resource,
 		AuthorizationServers:   authServers,
+		ScopesSupported:        scopes,
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "Baton",
 	})

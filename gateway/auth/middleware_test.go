@@ -35,7 +35,7 @@ func TestMiddleware(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h := Middleware(d.Verify, testMetadataURL, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := Middleware(d.Verify, testMetadataURL, nil, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, ok := FromTokenInfo(sdkauth.TokenInfoFromContext(r.Context()))
 		if !ok {
 			http.Error(w, "no identity", http.StatusInternalServerError)
@@ -100,7 +100,7 @@ func TestMiddlewareHidesWhyATokenWasRefused(t *testing.T) {
 		}
 	}
 	var logged bytes.Buffer
-	h := Middleware(refuse, testMetadataURL, slog.New(slog.NewTextHandler(&logged, nil)))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := Middleware(refuse, testMetadataURL, nil, slog.New(slog.NewTextHandler(&logged, nil)))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t.Error("a refused request reached the handler")
 	}))
 	tests := []struct {
@@ -168,7 +168,7 @@ func TestMiddlewareMCPTool(t *testing.T) {
 		return nil, whoami{ID: id.ID, Kind: id.Kind.String()}, nil
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", Middleware(d.Verify, testMetadataURL, nil)(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})))
+	mux.Handle("/mcp", Middleware(d.Verify, testMetadataURL, nil, nil)(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
@@ -236,7 +236,7 @@ func TestFromTokenInfo(t *testing.T) {
 
 func TestMetadataHandler(t *testing.T) {
 	t.Parallel()
-	h := MetadataHandler("https://baton.example.com/mcp", []string{"https://idp.example.com"})
+	h := MetadataHandler("https://baton.example.com/mcp", []string{"https://idp.example.com"}, nil)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, MetadataPath+"/mcp", nil))
 	if w.Code != http.StatusOK {

@@ -22,7 +22,7 @@ func TestRefusalDoesNotWaitForTheBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(Middleware(d.Verify, testMetadataURL, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(Middleware(d.Verify, testMetadataURL, nil, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(r.Body)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
