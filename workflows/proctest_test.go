@@ -5,24 +5,59 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/drive/drivetest"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/interpreter/proctest"
 	"github.com/baton-run/baton/workflows"
 )
 
 // temporalTarget runs a process test's case as a workflow on Temporal: the
-// same commands the machine target applies go to the run as updates.
-// Checks and tool calls would go to the worker's evaluator and tool
-// servers, so the cases it runs script neither; time is Temporal's own.
+// same commands the machine target applies go to the run as updates. A
+// check goes to the worker's evaluator, which answers what the case
+// scripts for the write in flight (scriptedEvaluator); tool calls would
+// go to tool servers and time is Temporal's own, so the cases it runs
+// script neither.
 type temporalTarget struct {
 	ctx   context.Context
 	runs  *workflows.Client
+	ev    *scriptedEvaluator
 	runID string
 }
+
+// scriptedEvaluator answers a check as the case in flight scripts it, the
+// way the machine target answers it.
+type scriptedEvaluator struct {
+	procs drive.Processes
+	mu    sync.Mutex
+	check *proctest.CheckScript
+}
+
+func (e *scriptedEvaluator) script(cs *proctest.CheckScript) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.check = cs
+}
+
+func (e *scriptedEvaluator) Evaluate(_ context.Context, r *interpreter.CheckRequest) (*interpreter.CheckAnswers, error) {
+	e.mu.Lock()
+	cs := e.check
+	e.mu.Unlock()
+	if cs != nil && cs.Err {
+		return nil, errors.New("the evaluator answered with an error (ERR in the script)")
+	}
+	p := e.procs[r.Process]
+	if p == nil {
+		return nil, fmt.Errorf("no process %s", r.Process)
+	}
+	return proctest.Answers(p.Step(r.Step), r, cs)
+}
+
+func (e *scriptedEvaluator) Model() string { return proctest.ScriptModel }
 
 func (t *temporalTarget) Start(s interpreter.Start) (*interpreter.View, error) {
 	rid := drive.RequestID()
@@ -35,7 +70,8 @@ func (t *temporalTarget) Start(s interpreter.Start) (*interpreter.View, error) {
 	return &v, json.Unmarshal(raw, &v)
 }
 
-func (t *temporalTarget) Write(cmd interpreter.Command, _ proctest.Scripted) (json.RawMessage, error) {
+func (t *temporalTarget) Write(cmd interpreter.Command, s proctest.Scripted) (json.RawMessage, error) {
+	t.ev.script(s.Check)
 	rid := drive.RequestID()
 	raw, err := t.runs.Write(t.ctx, workflows.Write{Org: org, RunID: t.runID, RequestID: rid, Digest: rid, Command: cmd})
 	var recorded *workflows.RecordedRefusal
@@ -68,11 +104,14 @@ func (t *temporalTarget) Now() time.Time { return time.Now() }
 // A process test's case ends on Temporal where it ends on the machine:
 // each case of these shipped test files (people deciding, rework after a
 // rejection, an escalation returned, a parallel step, a cancellation, route
-// choices and refusals the case expects) runs on both, passes on both, and
-// its final run view is the same but for ids and times.
+// choices, checks passing, failing, unsure and erring, and refusals the
+// case expects) runs on both, passes on both, and its final run view is
+// the same but for ids and times.
 func TestProcessTestCasesOnTemporal(t *testing.T) {
-	h := setup(t)
+	ev := &scriptedEvaluator{procs: drive.Processes{}}
+	h := setupWith(t, &drivetest.WorkerOptions{Evaluator: ev})
 	for _, file := range []string{
+		"../conformance/vendor-check.test.yaml",
 		"../conformance/supplier-rfp.test.yaml",
 		"../conformance/support-escalation.test.yaml",
 		"../conformance/invoice-approval.test.yaml",
@@ -83,13 +122,14 @@ func TestProcessTestCasesOnTemporal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ev.procs[env.Process.Name] = env.Process
 		for _, c := range f.Cases {
 			t.Run(fmt.Sprintf("%s/%s", env.Process.Name, c.Name), func(t *testing.T) {
 				onMachine := proctest.RunCase(env, file, c, proctest.NewMachine())
 				if !onMachine.OK {
 					t.Fatalf("on the machine: %+v", onMachine.Failure)
 				}
-				target := &temporalTarget{ctx: ctxFor(t), runs: h.runs}
+				target := &temporalTarget{ctx: ctxFor(t), runs: h.runs, ev: ev}
 				onTemporal := proctest.RunCase(env, file, c, target)
 				if !onTemporal.OK {
 					t.Fatalf("on Temporal: %+v", onTemporal.Failure)

@@ -158,7 +158,7 @@ func (t *Machine) check(cmd interpreter.Command, need *interpreter.CheckNeeded, 
 	if cs != nil && cs.Err {
 		done.Failure = "the evaluator answered with an error (ERR in the script)"
 	} else {
-		a, err := answers(t.m.Process().Step(need.StepID), need.Request, cs)
+		a, err := Answers(t.m.Process().Step(need.StepID), need.Request, cs)
 		if err == nil {
 			err = interpreter.ValidateCheckAnswers(need.Request, a)
 		}
@@ -182,9 +182,9 @@ func (t *Machine) check(cmd interpreter.Command, need *interpreter.CheckNeeded, 
 // ScriptModel is the model every scripted check verdict names.
 const ScriptModel = "script"
 
-// answers are the scripted answers to a check's questions: those the
+// Answers are the scripted answers to a check's questions: those the
 // script gives, and a passing one for each it leaves out.
-func answers(s *interpreter.Step, r *interpreter.CheckRequest, cs *CheckScript) (*interpreter.CheckAnswers, error) {
+func Answers(s *interpreter.Step, r *interpreter.CheckRequest, cs *CheckScript) (*interpreter.CheckAnswers, error) {
 	if s == nil || s.Check == nil || len(s.Check.Questions) != len(r.Questions) {
 		return nil, fmt.Errorf("step %s has no check of %d questions", r.Step, len(r.Questions))
 	}
