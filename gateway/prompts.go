@@ -19,35 +19,33 @@ import (
 
 // addPrompts registers the prompts on the MCP server.
 func (g *Gateway) addPrompts() {
-	g.server.AddPrompt(&mcp.Prompt{
-		Name:        "work-queue",
-		Title:       "Work the queue as an agent",
-		Description: "The agent loop on this server: find a ready step, claim it, do the work, submit it with evidence, renew or escalate. Optionally for one process.",
-		Arguments: []*mcp.PromptArgument{{
-			Name: "process", Title: "Process", Description: "Work only on this process's steps (a name from list_processes). Default: every process.",
-		}},
-	}, g.promptHandler("How to work this Baton server's queue as an agent.", g.workQueuePrompt))
-	g.server.AddPrompt(&mcp.Prompt{
-		Name:        "decide-my-items",
-		Title:       "Decide my work items",
-		Description: "For a person in a chat client: read each open work item and decide it with the exact decide call, under Baton's rules.",
-		Arguments: []*mcp.PromptArgument{{
-			Name: "process", Title: "Process", Description: "Only items of this process. Default: every process.",
-		}},
-	}, g.promptHandler("How to decide your open work items on this Baton server.", g.decidePrompt))
-	g.server.AddPrompt(&mcp.Prompt{
-		Name:        "author-process",
-		Title:       "Write a PROCESS.md",
-		Description: "For an author: write a process for this server, with the profiles it offers, and check it with baton validate.",
-		Arguments: []*mcp.PromptArgument{{
-			Name: "goal", Title: "Goal", Description: "What the process should achieve, in your words.",
-		}},
-	}, g.promptHandler("How to write a PROCESS.md this Baton server accepts.", g.authorPrompt))
+	for _, p := range []struct {
+		name, title, description string
+		arg                      *mcp.PromptArgument
+		result                   string // the answer's description
+		text                     func(args map[string]string) string
+	}{
+		{"work-queue", "Work the queue as an agent",
+			"The agent loop on this server: find a ready step, claim it, do the work, submit it with evidence, renew or escalate. Optionally for one process.",
+			&mcp.PromptArgument{Name: "process", Title: "Process", Description: "Work only on this process's steps (a name from list_processes). Default: every process."},
+			"How to work this Baton server's queue as an agent.", g.workQueuePrompt},
+		{"decide-my-items", "Decide my work items",
+			"For a person in a chat client: read each open work item and decide it with the exact decide call, under Baton's rules.",
+			&mcp.PromptArgument{Name: "process", Title: "Process", Description: "Only items of this process. Default: every process."},
+			"How to decide your open work items on this Baton server.", g.decidePrompt},
+		{"author-process", "Write a PROCESS.md",
+			"For an author: write a process for this server, with the profiles it offers, and check it with baton validate.",
+			&mcp.PromptArgument{Name: "goal", Title: "Goal", Description: "What the process should achieve, in your words."},
+			"How to write a PROCESS.md this Baton server accepts.", g.authorPrompt},
+	} {
+		g.server.AddPrompt(&mcp.Prompt{Name: p.name, Title: p.title, Description: p.description, Arguments: []*mcp.PromptArgument{p.arg}},
+			promptHandler(p.result, p.text))
+	}
 }
 
 // promptHandler answers a prompt as one user message, the text that text
 // makes of the prompt's arguments.
-func (g *Gateway) promptHandler(description string, text func(args map[string]string) string) mcp.PromptHandler {
+func promptHandler(description string, text func(args map[string]string) string) mcp.PromptHandler {
 	return func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		args := map[string]string{}
 		if req.Params != nil {

@@ -98,6 +98,7 @@ func (g *Gateway) readProcess(ctx context.Context, req *mcp.ReadResourceRequest)
 		}
 		name = n
 	}
+	// The caller's organization is the deployment's, as in serve.
 	pv, err := g.store.GetVersion(ctx, g.opts.Org, name, version)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, mcp.ResourceNotFoundError(uri)
@@ -165,7 +166,7 @@ func (g *Gateway) fileLinks(ctx context.Context, envelope []byte) []mcp.Content 
 				continue
 			}
 			seen[ev.Ref] = true
-			f, err := g.store.StatFile(ctx, g.opts.Org, ev.Ref)
+			f, err := g.store.StatFile(ctx, g.opts.Org, ev.Ref) // the organization fillURLs signed for
 			if err != nil {
 				continue // gone, or the store failed: the URL alone stays in the data
 			}
