@@ -69,6 +69,20 @@ func (r *caseRun) expect(a *Action, v *interpreter.View, out result) *Failure {
 			return failAt(e.Pos, "ready "+list(want), "ready "+list(got))
 		}
 	}
+	if e.HasOverdue {
+		got := []string{}
+		for _, s := range v.Steps {
+			if s.Overdue != nil && *s.Overdue {
+				got = append(got, s.ID)
+			}
+		}
+		slices.Sort(got)
+		want := slices.Clone(e.Overdue)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			return failAt(e.Pos, "overdue "+list(want), "overdue "+list(got))
+		}
+	}
 	if e.Handoff != nil {
 		var h *interpreter.Handoff
 		switch {

@@ -122,6 +122,8 @@ type Action struct {
 	Event string
 	Data  map[string]any
 	After time.Duration
+	// AfterText is After as written.
+	AfterText string
 
 	Tool      string
 	Arguments json.RawMessage
@@ -136,7 +138,7 @@ func (a *Action) What() string {
 	case ActEvent:
 		return "event " + a.Event
 	case ActAfter:
-		return "after " + a.After.String()
+		return "after " + a.AfterText
 	case ActCall:
 		return "call " + a.Tool
 	case ActCancel, ActExpect:
@@ -192,6 +194,9 @@ type Expect struct {
 	// Ready lists the agent steps ready to claim.
 	Ready    []string
 	HasReady bool
+	// Overdue lists the steps past their due time.
+	Overdue    []string
+	HasOverdue bool
 	// Refused expects the action refused, with this code and these issues.
 	Refused *Refusal
 	// Handoff is what the claim (or the step's work item) hands over.
@@ -409,13 +414,13 @@ func (p *parser) file(n *yaml.Node) (*File, error) {
 			if err != nil {
 				return nil, err
 			}
-			f.ProcessPath = filepath.Join(dir, s)
+			f.ProcessPath = resolve(dir, s)
 		case "tools":
 			s, err := p.str(v, "tools")
 			if err != nil {
 				return nil, err
 			}
-			f.ToolsPath = filepath.Join(dir, s)
+			f.ToolsPath = resolve(dir, s)
 		case "roles":
 			m, err := p.object(v, "roles")
 			if err != nil {
@@ -651,6 +656,7 @@ func (p *parser) action(n *yaml.Node) (*Action, error) {
 		if err != nil {
 			return nil, err
 		}
+		a.AfterText = s
 		if a.After, err = ParseDuration(s); err != nil {
 			return nil, p.fail(v, "after: %v", err)
 		}
@@ -667,6 +673,14 @@ func (p *parser) action(n *yaml.Node) (*Action, error) {
 		return nil, p.fail(n, "decide needs decision: approved, rejected, completed, returned or failed")
 	}
 	return a, nil
+}
+
+// resolve is a path the test file names, relative to its folder.
+func resolve(dir, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
 }
 
 // roleMember is the identity a role: entry acts as.
@@ -853,7 +867,7 @@ func (p *parser) answer(n *yaml.Node) (*CallAnswer, error) {
 }
 
 func (p *parser) expect(n *yaml.Node) (*Expect, error) {
-	kv, err := p.fields(n, "expect", "outcome", "state", "steps", "data", "work", "ready", "refused", "handoff", "status")
+	kv, err := p.fields(n, "expect", "outcome", "state", "steps", "data", "work", "ready", "overdue", "refused", "handoff", "status")
 	if err != nil {
 		return nil, err
 	}
@@ -897,12 +911,17 @@ func (p *parser) expect(n *yaml.Node) (*Expect, error) {
 					e.Data = append(e.Data, entry)
 				}
 			}
-		case "ready":
-			e.HasReady = true
+		case "ready", "overdue":
+			var l []string
 			if v.Tag == "!!null" {
-				e.Ready = []string{}
-			} else if e.Ready, err = p.strs(v, "ready"); err != nil {
+				l = []string{}
+			} else if l, err = p.strs(v, k.Value); err != nil {
 				return nil, err
+			}
+			if k.Value == "ready" {
+				e.Ready, e.HasReady = l, true
+			} else {
+				e.Overdue, e.HasOverdue = l, true
 			}
 		case "work":
 			e.HasWork = true

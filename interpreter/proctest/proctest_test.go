@@ -318,3 +318,32 @@ func TestPure(t *testing.T) {
 		}
 	}
 }
+
+// Time passes in virtual time: a due time passes at its own moment, and an
+// expectation of what is overdue says which step is.
+func TestOverdue(t *testing.T) {
+	src := strings.Replace(mustRead(t, "testdata/review/PROCESS.md"), "    on_reject: draft\n", "    on_reject: draft\n    due: 1d\n", 1)
+	path := write(t, `cases:
+  - name: the review is overdue after a day
+    script:
+      - agent: a_1
+        submit: draft
+        next: review
+      - after: 23h
+        expect: { overdue: [] }
+      - after: 2h
+        expect: { overdue: [review] }
+  - name: wrong
+    script:
+      - agent: a_1
+        submit: draft
+        next: review
+      - after: 1d
+        expect: { overdue: [] }
+`, src)
+	rep := runOne(t, path, Options{})
+	out := text(rep)
+	if rep.Passed != 1 || !strings.Contains(out, ":17:17: wrong: after 1d: expected overdue none, got overdue review") {
+		t.Fatalf("report:\n%s", out)
+	}
+}
