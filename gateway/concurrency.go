@@ -1,9 +1,17 @@
 package gateway
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
+
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/interpreter"
 )
 
 // ConcurrencyOptions configure [LimitConcurrency].
@@ -49,6 +57,82 @@ func LimitConcurrency(next http.Handler, opts *ConcurrencyOptions) http.Handler 
 			}
 		}
 		defer func() { <-slots }()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// DefaultRequestsPerIdentity is how many requests one identity has served
+// at once unless Options.MaxRequestsPerIdentity says otherwise.
+const DefaultRequestsPerIdentity = 16
+
+// identitySlots counts the requests each identity has in flight, so that
+// one caller (a slow upload or many) cannot take every slot of
+// LimitConcurrency from the others.
+type identitySlots struct {
+	max int
+	mu  sync.Mutex
+	n   map[string]int
+}
+
+func newIdentitySlots(n int) *identitySlots {
+	return &identitySlots{max: n, n: map[string]int{}}
+}
+
+// Admit takes one of the identity's request slots. It reports false, and
+// takes nothing, when the identity already has
+// Options.MaxRequestsPerIdentity requests in flight; otherwise release
+// gives the slot back and must be called once the request is answered.
+// The web inbox admits each of its requests here too.
+func (g *Gateway) Admit(id auth.Identity) (release func(), ok bool) {
+	s := g.perIdentity
+	key := string(id.Kind) + "\x00" + id.ID
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n[key] >= s.max {
+		return nil, false
+	}
+	s.n[key]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.n[key]--; s.n[key] == 0 {
+				delete(s.n, key)
+			}
+		})
+	}, true
+}
+
+// limitPerIdentity serves a request of an identity that has a slot free
+// (Admit). Beyond that it answers at once, without reading the body: 429
+// with Retry-After and the tool error retry as JSON, and the connection
+// is closed.
+func (g *Gateway) limitPerIdentity(next http.Handler) http.Handler {
+	body, _ := json.Marshal(interpreter.Error{
+		Code:    interpreter.CodeRetry,
+		Message: fmt.Sprintf("This caller already has %d requests in progress, the most one caller may have; retry with the same requestId once one is answered.", g.opts.MaxRequestsPerIdentity),
+		Issues:  []string{},
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := auth.FromTokenInfo(sdkauth.TokenInfoFromContext(r.Context()))
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		release, ok := g.Admit(*id)
+		if !ok {
+			h := w.Header()
+			h.Set("Connection", "close")
+			h.Set("Retry-After", "1")
+			h.Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write(body)
+			// What is left of the body gets a second, not the read timeout.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(time.Second))
+			return
+		}
+		defer release()
 		next.ServeHTTP(w, r)
 	})
 }

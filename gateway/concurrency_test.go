@@ -2,11 +2,20 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/interpreter"
 )
 
 func TestLimitConcurrency(t *testing.T) {
@@ -77,5 +86,70 @@ func TestLimitConcurrency(t *testing.T) {
 	h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/mcp", nil))
 	if w.Code != http.StatusOK {
 		t.Errorf("after release: %d", w.Code)
+	}
+}
+
+// One identity with MaxRequestsPerIdentity requests in flight (slow
+// uploads, say) gets retry at once for the next, without its body being
+// read, while another identity is served.
+func TestLimitPerIdentity(t *testing.T) {
+	t.Parallel()
+	b := setup(t, &Options{MaxRequestsPerIdentity: 2})
+	srv := httptest.NewServer(b.g.Handler())
+	t.Cleanup(srv.Close) // after the stalled connections close
+	token := func(id string) string {
+		tok, err := b.issuer.Issue(auth.Identity{ID: id, Kind: auth.KindAgent}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	greedy, other := token("a_greedy"), token("a_other")
+	// Two uploads whose bodies stall after their first bytes.
+	stalled := func() net.Conn {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 2000000\r\n\r\n%s",
+			srv.Listener.Addr(), greedy, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"upload","arguments":{"contentBase64":"AAAA`)
+		return conn
+	}
+	stalled()
+	stalled()
+	describe := func(tok string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"describe","arguments":{}}}`))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, string(body)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, body := describe(greedy)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			var e interpreter.Error
+			if err := json.Unmarshal([]byte(body), &e); err != nil || e.Code != interpreter.CodeRetry || resp.Header.Get("Retry-After") == "" {
+				t.Fatalf("third request: %s, Retry-After %q; want the tool error retry", body, resp.Header.Get("Retry-After"))
+			}
+			if err := spectest.ValidateErr("tool-error.json", json.RawMessage(body)); err != nil {
+				t.Fatalf("refusal does not match tool-error: %v", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a third request of the same identity got %d, want 429 while two are in flight", resp.StatusCode)
+		}
+		time.Sleep(20 * time.Millisecond) // the stalled uploads are still arriving
+	}
+	if resp, body := describe(other); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"result"`) {
+		t.Fatalf("another identity: %d %.200s; want served", resp.StatusCode, body)
 	}
 }

@@ -44,6 +44,10 @@ type Options struct {
 	CallWait time.Duration
 	// MaxUploadBytes caps an upload's decoded size. Default 10 MiB.
 	MaxUploadBytes int
+	// MaxRequestsPerIdentity is how many requests of one identity are
+	// served at once, over MCP and in the web inbox; more are answered
+	// retry at once (429 over HTTP). Default DefaultRequestsPerIdentity.
+	MaxRequestsPerIdentity int
 	// UploadQuota limits what one identity uploads; see UploadQuota.
 	UploadQuota UploadQuota
 	// RunDataBytes caps a run's data. Default 262144.
@@ -117,6 +121,12 @@ func (o *Options) defaults() error {
 	if o.MaxUploadBytes == 0 {
 		o.MaxUploadBytes = 10 << 20
 	}
+	if o.MaxRequestsPerIdentity == 0 {
+		o.MaxRequestsPerIdentity = DefaultRequestsPerIdentity
+	}
+	if o.MaxRequestsPerIdentity < 1 {
+		return fmt.Errorf("gateway: MaxRequestsPerIdentity %d is under the minimum of 1", o.MaxRequestsPerIdentity)
+	}
 	if o.RunDataBytes == 0 {
 		o.RunDataBytes = interpreter.DefaultRunDataBytes
 	}
@@ -170,6 +180,8 @@ type Gateway struct {
 	tools    map[string]*tool
 	queue    *runQueue
 
+	perIdentity *identitySlots
+
 	mu        sync.Mutex
 	processes map[string]*interpreter.Process // "name@version" → parsed
 
@@ -204,6 +216,7 @@ func New(s *store.Store, runs *workflows.Client, verify auth.Verifier, opts *Opt
 		Instructions: "Baton runs agentprocess processes. Call describe first, then get_work to find steps to claim.",
 	})
 	g.queue = newRunQueue(g.opts.WritesPerRun)
+	g.perIdentity = newIdentitySlots(g.opts.MaxRequestsPerIdentity)
 	tools := slices.Contains(g.opts.Profiles, interpreter.ProfileTools)
 	g.tools = map[string]*tool{}
 	for _, t := range toolTable() {
@@ -249,7 +262,7 @@ func (g *Gateway) Handler() http.Handler {
 		MaxRequestBodyBytes: int64(g.opts.MaxUploadBytes)*4/3 + 1<<20,
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", auth.Middleware(g.verify, metadataURL, g.opts.Scopes, g.opts.Logger)(limitBodies(mcpHandler, g.opts.MaxUploadBytes)))
+	mux.Handle("/mcp", auth.Middleware(g.verify, metadataURL, g.opts.Scopes, g.opts.Logger)(g.limitPerIdentity(limitBodies(mcpHandler, g.opts.MaxUploadBytes))))
 	mux.Handle("/.well-known/oauth-protected-resource", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers, g.opts.Scopes))
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers, g.opts.Scopes))
 	mux.HandleFunc("GET /files/{id}", g.serveFile)

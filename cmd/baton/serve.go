@@ -48,7 +48,7 @@ type serveConfig struct {
 	devTokens, trustUnverifiedEmail                   bool
 	lease, uploadQuotaWindow, requestRetention        time.Duration
 	callWait                                          time.Duration
-	maxUpload, maxRequests                            int
+	maxUpload, maxRequests, maxRequestsPerIdentity    int
 	uploadQuota                                       int64
 	evaluator                                         evaluatorConfig
 	tools                                             string
@@ -93,6 +93,7 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 		durationFlag(fl, &c.callWait, "call-wait", gateway.DefaultCallWait, "how long a call waits for Temporal and PostgreSQL before answering retry")
 		intFlag(fl, &c.maxUpload, "max-upload-bytes", 10<<20, "largest upload")
 		intFlag(fl, &c.maxRequests, "max-requests", 256, "most requests served at once; more wait up to 5s, then get 503")
+		intFlag(fl, &c.maxRequestsPerIdentity, "max-requests-per-identity", gateway.DefaultRequestsPerIdentity, "most requests of one identity served at once; more get retry (HTTP 429) at once")
 		int64Flag(fl, &c.uploadQuota, "upload-quota-bytes", gateway.DefaultUploadQuotaBytes, "most bytes one identity may upload per --upload-quota-window; 0 for no quota")
 		durationFlag(fl, &c.uploadQuotaWindow, "upload-quota-window", time.Hour, "the window --upload-quota-bytes counts")
 		durationFlag(fl, &c.requestRetention, "request-retention", gateway.DefaultRequestRetention, "how long requestIds are remembered for replays (at least 24h); older records are swept hourly")
@@ -374,7 +375,8 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 	}
 	g, err := gateway.New(st, runs, v, &gateway.Options{
 		Org: cfg.org, BaseURL: cfg.publicURL(), Lease: cfg.lease, CallWait: cfg.callWait,
-		MaxUploadBytes: cfg.maxUpload, Secret: key, Logger: log, AuthServers: cfg.authServers(), Scopes: cfg.scopeList(),
+		MaxUploadBytes: cfg.maxUpload, MaxRequestsPerIdentity: cfg.maxRequestsPerIdentity, Secret: key, Logger: log,
+		AuthServers: cfg.authServers(), Scopes: cfg.scopeList(),
 		UploadQuota: cfg.gatewayQuota(), Profiles: profiles(cfg.evaluator.offered(), tools),
 		Observe: obs.toolCalls(), InboxURL: cfg.inboxBase(),
 	})

@@ -78,3 +78,38 @@ func TestDevInboxRefusesAnotherHost(t *testing.T) {
 		t.Fatalf("work page as [::1]: status %d, want 200:\n%s", got.Code, got.Body.String())
 	}
 }
+
+// admitting is canned tools that admit at most one request at a time.
+type admitting struct {
+	canned
+	busy bool
+}
+
+func (a *admitting) Admit(auth.Identity) (func(), bool) {
+	if a.busy {
+		return nil, false
+	}
+	a.busy = true
+	return func() { a.busy = false }, true
+}
+
+// A session whose identity is at its limit of requests in flight gets 429
+// at once, its form unread; once the other request is answered it is
+// served again.
+func TestInboxAdmitsPerIdentity(t *testing.T) {
+	t.Parallel()
+	tools := &admitting{canned: canned{"get_work": `{"items":[],"nextCursor":null}`}}
+	in, err := New(tools, &Options{DevSignIn: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := auth.Identity{ID: "mira@example.com", Kind: auth.KindPerson}
+	tools.busy = true
+	if w := get(t, in, id, "/inbox/"); w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" || w.Header().Get("Connection") != "close" {
+		t.Fatalf("at the limit: status %d, headers %v; want 429 with Retry-After, closing", w.Code, w.Header())
+	}
+	tools.busy = false
+	if w := get(t, in, id, "/inbox/"); w.Code != http.StatusOK || tools.busy {
+		t.Fatalf("below the limit: status %d, slot still taken %v; want 200 and the slot given back", w.Code, tools.busy)
+	}
+}

@@ -49,6 +49,14 @@ type Tools interface {
 	Call(ctx context.Context, id auth.Identity, tool string, args json.RawMessage) (json.RawMessage, error)
 }
 
+// Admitter limits how many requests one identity has served at once.
+// When the inbox's Tools implement it (*gateway.Gateway does), every
+// request of a session is admitted before its body is read, and one
+// beyond the identity's limit gets 429 at once.
+type Admitter interface {
+	Admit(id auth.Identity) (release func(), ok bool)
+}
+
 // Options configure the inbox.
 type Options struct {
 	// BaseURL is the gateway's public URL; the inbox is at BaseURL/inbox/.
@@ -210,6 +218,16 @@ func (in *Inbox) authed(h func(http.ResponseWriter, *http.Request, *session)) ht
 			}
 			http.Redirect(w, r, Path+"signin?next="+url.QueryEscape(next), http.StatusSeeOther)
 			return
+		}
+		if a, ok := in.tools.(Admitter); ok {
+			release, ok := a.Admit(s.identity())
+			if !ok {
+				w.Header().Set("Connection", "close") // the body is not read
+				w.Header().Set("Retry-After", "1")
+				in.fail(w, r, s, http.StatusTooManyRequests, "You have too many pages loading or forms sending at once. Nothing was sent; wait for them, then try again.")
+				return
+			}
+			defer release()
 		}
 		if r.Method == http.MethodPost {
 			if err := in.parseBody(w, r, s); err != nil {
