@@ -111,12 +111,12 @@ func TestProcessTestCasesOnTemporal(t *testing.T) {
 	ev := &scriptedEvaluator{procs: drive.Processes{}}
 	h := setupWith(t, &drivetest.WorkerOptions{Evaluator: ev})
 	for _, file := range []string{
-		"../conformance/vendor-check.test.yaml",
-		"../conformance/supplier-rfp.test.yaml",
-		"../conformance/support-escalation.test.yaml",
-		"../conformance/invoice-approval.test.yaml",
-		"../conformance/major-incident.test.yaml",
-		"../conformance/major-incident-response.test.yaml",
+		"../examples/conformance/vendor-check.test.yaml",
+		"../examples/conformance/supplier-rfp.test.yaml",
+		"../examples/conformance/support-escalation.test.yaml",
+		"../examples/conformance/invoice-approval.test.yaml",
+		"../examples/conformance/major-incident.test.yaml",
+		"../examples/conformance/major-incident-response.test.yaml",
 	} {
 		f, env, err := proctest.Load(file, proctest.Options{})
 		if err != nil {

@@ -14,14 +14,14 @@ import (
 // baton test on them.
 func TestShippedProcessTests(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := run([]string{"test", "../../examples", "../../conformance"}, &out, &errb)
+	code := run([]string{"test", "../../examples"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("baton test: exit %d\n%s%s", code, out.String(), errb.String())
 	}
 	for _, want := range []string{
 		"ok   ../../examples/refund/PROCESS.test.yaml: a refund waits for finance, then goes through\n",
-		"ok   ../../conformance/vendor-check.test.yaml: a failed check sends the work back with its issues\n",
-		"coverage ../../conformance/major-incident.test.yaml: 5 of 5 routes taken\n",
+		"ok   ../../examples/conformance/vendor-check.test.yaml: a failed check sends the work back with its issues\n",
+		"coverage ../../examples/conformance/major-incident.test.yaml: 5 of 5 routes taken\n",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
@@ -33,7 +33,7 @@ func TestShippedProcessTests(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range fixtures {
-		if _, err := os.Stat(filepath.Join("../../conformance", f.Name()+".test.yaml")); err != nil {
+		if _, err := os.Stat(filepath.Join("../../examples/conformance", f.Name()+".test.yaml")); err != nil {
 			t.Errorf("fixture %s has no process test: %v", f.Name(), err)
 		}
 	}
