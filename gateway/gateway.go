@@ -215,6 +215,7 @@ func New(s *store.Store, runs *workflows.Client, verify auth.Verifier, opts *Opt
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "baton", Version: Version}, &mcp.ServerOptions{
 		Instructions: "Baton runs agentprocess processes. Call describe first, then get_work to find steps to claim.",
 	})
+	g.server.AddReceivingMiddleware(refuseLargeBodies)
 	g.queue = newRunQueue(g.opts.WritesPerRun)
 	g.perIdentity = newIdentitySlots(g.opts.MaxRequestsPerIdentity)
 	tools := slices.Contains(g.opts.Profiles, interpreter.ProfileTools)

@@ -2,14 +2,17 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
 
-	segjson "github.com/segmentio/encoding/json"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/baton-run/baton/interpreter"
 )
 
 // Request size and time limits. A tool call's body is at most
@@ -60,9 +63,11 @@ func base64Len(n int) int { return (n + 2) / 3 * 4 }
 // Whether a body over MaxRequestBytes is an upload is first read from its
 // first MaxRequestBytes, so method and params.name must come before
 // params.arguments (every MCP SDK writes them in that order); a body that
-// does not say so there is refused without reading further. The whole body
-// is then decoded exactly as the MCP SDK decodes it, so a duplicated key
-// cannot make the SDK see another tool than the one allowed here.
+// does not say so there is refused without reading further. The rest is
+// not buffered here: it streams on to the MCP SDK, which reads it once,
+// and refuseLargeBodies refuses whatever the SDK decoded that is not a
+// tools/call of upload, so a duplicated key cannot make the SDK run
+// another tool or method with a large body.
 func limitBodies(next http.Handler, maxUploadBytes int) http.Handler {
 	uploadLimit := MaxUploadRequestBytes(maxUploadBytes)
 	uploadTime := UploadTimeout(maxUploadBytes)
@@ -91,24 +96,39 @@ func limitBodies(next http.Handler, maxUploadBytes int) http.Handler {
 		deadline := time.Now().Add(uploadTime)
 		_ = rc.SetReadDeadline(deadline) // not every ResponseWriter can; then the server's own timeouts apply
 		_ = rc.SetWriteDeadline(deadline.Add(CallTimeout))
-		rest, err := io.ReadAll(http.MaxBytesReader(w, body, uploadLimit-int64(len(prefix))))
-		var mbe *http.MaxBytesError
-		switch {
-		case errors.As(err, &mbe):
-			http.Error(w, tooLarge, http.StatusRequestEntityTooLarge)
-			return
-		case err != nil:
-			http.Error(w, "The request body could not be read in time.", http.StatusBadRequest)
-			return
-		}
-		full := append(prefix, rest...)
-		if !isUploadCall(full) {
-			http.Error(w, tooLarge, http.StatusRequestEntityTooLarge)
-			return
-		}
-		r.Body = readCloser{bytes.NewReader(full), body}
-		next.ServeHTTP(w, r)
+		// The rest streams on to the MCP SDK, which reads it once; what
+		// the SDK decoded must be an upload (largeBody).
+		rest := http.MaxBytesReader(w, body, uploadLimit-int64(len(prefix)))
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(prefix), rest), rest}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), largeBodyKey{}, true)))
 	})
+}
+
+// largeBodyKey marks the context of a request whose body is over
+// MaxRequestBytes: only a tools/call of upload may have one.
+type largeBodyKey struct{}
+
+// largeBody reports whether ctx is a request's with a body over
+// MaxRequestBytes.
+func largeBody(ctx context.Context) bool {
+	v, _ := ctx.Value(largeBodyKey{}).(bool)
+	return v
+}
+
+// refuseLargeBodies is MCP middleware that refuses every method of a
+// request whose body is over MaxRequestBytes but a tools/call of upload,
+// as the MCP SDK decoded it: a key repeated after the first MiB cannot
+// make the SDK run another tool or method with it.
+func refuseLargeBodies(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if largeBody(ctx) {
+			p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+			if method != "tools/call" || !ok || p.Name != interpreter.ToolUpload {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("The request body is over %d bytes: only a tools/call of upload may be larger.", MaxRequestBytes)}
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 type readCloser struct {
@@ -119,7 +139,7 @@ type readCloser struct {
 // uploadPrefix reports whether the start of a JSON-RPC request says it is a
 // tools/call of upload: "method" and then "params" whose "name" comes
 // before anything too long to fit. It only saves reading the rest of a body
-// that is no upload; isUploadCall decides.
+// that is no upload; refuseLargeBodies decides on what the MCP SDK decoded.
 func uploadPrefix(prefix []byte) bool {
 	d := json.NewDecoder(bytes.NewReader(prefix))
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
@@ -166,26 +186,4 @@ func uploadPrefix(prefix []byte) bool {
 		}
 	}
 	return false
-}
-
-// isUploadCall reports whether a whole JSON-RPC request body is a tools/call
-// of upload as the MCP SDK reads it: the same decoder with the same settings
-// (keys matched case-sensitively; of repeated keys the last wins), the
-// message first, then its params.
-func isUploadCall(body []byte) bool {
-	var msg struct {
-		Method string             `json:"method"`
-		Params segjson.RawMessage `json:"params"`
-	}
-	var params struct {
-		Name string `json:"name"`
-	}
-	return sdkDecode(body, &msg) == nil && msg.Method == "tools/call" &&
-		sdkDecode(msg.Params, &params) == nil && params.Name == "upload"
-}
-
-func sdkDecode(b []byte, v any) error {
-	d := segjson.NewDecoder(bytes.NewReader(b))
-	d.DontMatchCaseInsensitiveStructFields()
-	return d.Decode(v)
 }
