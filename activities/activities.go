@@ -55,16 +55,25 @@ type Options struct {
 	// one is configured, and publication refuses checked processes.
 	Evaluator evaluator.Evaluator
 	// Downstream calls the tools of the baton-tools-1 profile. Default:
-	// downstream.New(nil).
+	// downstream.New(nil), reporting every call to Metrics when it is set.
 	Downstream *downstream.Client
 	// Metrics, when set, is told of every read-model write that changed
-	// the read model: its lag, and the runs it shows started and ended.
-	// *telemetry.Metrics is one. Default none.
+	// the read model (its lag, and the runs it shows started and ended),
+	// of every evaluator call (New wraps Evaluator with
+	// evaluator.Observed) and, with the default Downstream, of every
+	// downstream call. *telemetry.Metrics is one. Default none.
 	Metrics RunMetrics
 }
 
-// RunMetrics records what the read model's writes show.
+// RunMetrics records what the activities do: what the read model's writes
+// show, and the calls to the evaluator and to downstream tool servers.
 type RunMetrics interface {
+	// EvaluatorCall counts one evaluator call with its outcome; it is the
+	// observer evaluator.Observed takes.
+	EvaluatorCall(outcome string, took time.Duration)
+	// DownstreamCall counts one downstream tool call with its outcome; it
+	// is the observer downstream.Options.Observe takes.
+	DownstreamCall(server, tool, outcome string, took time.Duration)
 	// ReadModelWritten records the time from a run's change to the write
 	// that shows it.
 	ReadModelWritten(lag time.Duration)
@@ -91,8 +100,15 @@ func New(s *store.Store, c client.Client, opts *Options) (*Activities, error) {
 	if a.opts.Logger == nil {
 		a.opts.Logger = slog.Default()
 	}
+	var dopts *downstream.Options
+	if m := a.opts.Metrics; m != nil {
+		if a.opts.Evaluator != nil {
+			a.opts.Evaluator = evaluator.Observed(a.opts.Evaluator, m.EvaluatorCall)
+		}
+		dopts = &downstream.Options{Observe: m.DownstreamCall}
+	}
 	if a.opts.Downstream == nil {
-		d, err := downstream.New(nil)
+		d, err := downstream.New(dopts)
 		if err != nil {
 			return nil, err
 		}

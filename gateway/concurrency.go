@@ -14,9 +14,14 @@ import (
 	"github.com/baton-run/baton/interpreter"
 )
 
+// DefaultMaxRequests is how many requests LimitConcurrency serves at once
+// unless told otherwise.
+const DefaultMaxRequests = 256
+
 // ConcurrencyOptions configure [LimitConcurrency].
 type ConcurrencyOptions struct {
-	// MaxRequests is the most requests served at once. Default 256.
+	// MaxRequests is the most requests served at once. Default
+	// DefaultMaxRequests.
 	MaxRequests int
 	// Wait is how long a request waits for a free slot before it is
 	// refused. Default 5 seconds.
@@ -33,7 +38,7 @@ func LimitConcurrency(next http.Handler, opts *ConcurrencyOptions) http.Handler 
 		o = *opts
 	}
 	if o.MaxRequests < 1 {
-		o.MaxRequests = 256
+		o.MaxRequests = DefaultMaxRequests
 	}
 	if o.Wait <= 0 {
 		o.Wait = 5 * time.Second

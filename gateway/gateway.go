@@ -29,6 +29,13 @@ import (
 const Version = "0.1.0"
 
 // Options configure a gateway. Every field has a default.
+// DefaultLease is a claim's lease unless Options.Lease says otherwise.
+const DefaultLease = 10 * time.Minute
+
+// DefaultMaxUploadBytes is the largest upload unless
+// Options.MaxUploadBytes says otherwise: 10 MiB.
+const DefaultMaxUploadBytes = 10 << 20
+
 type Options struct {
 	// Org is the one organization this deployment serves. Default "o_default".
 	Org string
@@ -42,7 +49,8 @@ type Options struct {
 	// own, and the same requestId answers it. Default DefaultCallWait; at
 	// most CallTimeout.
 	CallWait time.Duration
-	// MaxUploadBytes caps an upload's decoded size. Default 10 MiB.
+	// MaxUploadBytes caps an upload's decoded size. Default
+	// DefaultMaxUploadBytes.
 	MaxUploadBytes int
 	// MaxRequestsPerIdentity is how many requests of one identity are
 	// served at once, over MCP and in the web inbox; more are answered
@@ -107,7 +115,7 @@ func (o *Options) defaults() error {
 	}
 	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
 	if o.Lease == 0 {
-		o.Lease = 10 * time.Minute
+		o.Lease = DefaultLease
 	}
 	if o.Lease < time.Second {
 		return fmt.Errorf("gateway: Lease %v is under the minimum of 1s", o.Lease)
@@ -119,7 +127,7 @@ func (o *Options) defaults() error {
 		return fmt.Errorf("gateway: CallWait %v is outside 0 to CallTimeout (%v)", o.CallWait, CallTimeout)
 	}
 	if o.MaxUploadBytes == 0 {
-		o.MaxUploadBytes = 10 << 20
+		o.MaxUploadBytes = DefaultMaxUploadBytes
 	}
 	if o.MaxRequestsPerIdentity == 0 {
 		o.MaxRequestsPerIdentity = DefaultRequestsPerIdentity

@@ -13,6 +13,10 @@ import (
 // largest size.
 const DefaultUploadQuotaBytes = 512 << 20
 
+// DefaultUploadQuotaWindow is the window an upload quota counts unless
+// UploadQuota.Window says otherwise.
+const DefaultUploadQuotaWindow = time.Hour
+
 // UploadQuota limits what one identity may upload, counted in PostgreSQL
 // over every gateway of the deployment. An upload that would pass it is
 // refused with retry: nothing is stored, and the same call succeeds once
@@ -21,7 +25,8 @@ type UploadQuota struct {
 	// Bytes is the most one identity may upload within Window. Default
 	// DefaultUploadQuotaBytes; negative means no quota.
 	Bytes int64
-	// Window is the sliding window the quota counts. Default 1 hour.
+	// Window is the sliding window the quota counts. Default
+	// DefaultUploadQuotaWindow.
 	Window time.Duration
 }
 
@@ -34,7 +39,7 @@ func (q UploadQuota) store() store.UploadQuota {
 		q.Bytes = DefaultUploadQuotaBytes
 	}
 	if q.Window <= 0 {
-		q.Window = time.Hour
+		q.Window = DefaultUploadQuotaWindow
 	}
 	return store.UploadQuota{Bytes: q.Bytes, Window: q.Window}
 }

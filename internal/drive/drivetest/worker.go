@@ -30,7 +30,7 @@ type WorkerOptions struct {
 	// downstream.New(nil), or one that reports to Metrics when it is set.
 	Downstream *downstream.Client
 	// Metrics, when set, is told of every read-model write, evaluator call
-	// and downstream call, wired as cmd/baton wires it. Default none.
+	// and downstream call (activities.New wires them). Default none.
 	Metrics *telemetry.Metrics
 	// Logger receives the activities' logs. Default slog.Default().
 	Logger *slog.Logger
@@ -77,16 +77,6 @@ func NewWorker(t testing.TB, c client.Client, dbURL string, opts *WorkerOptions)
 	aopts := &activities.Options{Logger: o.Logger, Evaluator: o.Evaluator, Downstream: o.Downstream}
 	if o.Metrics != nil {
 		aopts.Metrics = o.Metrics
-		if aopts.Evaluator != nil {
-			aopts.Evaluator = evaluator.Observed(aopts.Evaluator, o.Metrics.EvaluatorCall)
-		}
-		if aopts.Downstream == nil {
-			d, err := downstream.New(&downstream.Options{Observe: o.Metrics.DownstreamCall})
-			if err != nil {
-				t.Fatal(err)
-			}
-			aopts.Downstream = d
-		}
 	}
 	acts, err := activities.New(s, c, aopts)
 	if err != nil {
