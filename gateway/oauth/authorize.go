@@ -204,7 +204,7 @@ func (s *Server) signInPage(w http.ResponseWriter, status int, req *authRequest,
 	page := &SignInPage{
 		Title:     "Sign in to Baton",
 		Intro:     fmt.Sprintf("%s (client %s) asks to use Baton as you. After you sign in it receives a token for %s and you go back to %s.", who, req.clientID, s.opts.Resource, req.redirectURI),
-		Action:    AuthorizePath,
+		Action:    s.path + AuthorizePath,
 		Hidden:    map[string]string{"request": key},
 		Groups:    s.opts.Groups,
 		Operators: s.opts.Operators,

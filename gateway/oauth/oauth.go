@@ -32,7 +32,11 @@ import (
 	"github.com/baton-run/baton/interpreter"
 )
 
-// The server's endpoints, relative to its issuer URL.
+// The server's endpoints, relative to its issuer URL. The metadata of an
+// issuer with a path, such as http://127.0.0.1:8080/oauth, is at the
+// path inserted after MetadataPath (RFC 8414 §3.1:
+// /.well-known/oauth-authorization-server/oauth), and also at the issuer
+// URL followed by MetadataPath, for clients that look there.
 const (
 	MetadataPath  = "/.well-known/oauth-authorization-server"
 	AuthorizePath = "/authorize"
@@ -49,8 +53,9 @@ type Minter interface {
 // Options configure a [Server].
 type Options struct {
 	// Issuer is the server's own URL as clients reach it, such as
-	// http://127.0.0.1:8090: https, or http on a loopback host, with no path,
-	// query or fragment. Required.
+	// http://127.0.0.1:8080/oauth: https, or http on a loopback host, with
+	// no query or fragment. Handler serves the endpoints under its path,
+	// so a server may share the gateway's listener. Required.
 	Issuer string
 	// Resource is the MCP endpoint tokens are issued for (RFC 8707), such as
 	// http://127.0.0.1:8080/mcp. A client asking for any other resource is
@@ -87,6 +92,7 @@ type Server struct {
 	minter   Minter
 	opts     Options
 	resource string // canonical form of opts.Resource, see canonicalResource
+	path     string // the issuer URL's path: "" or like "/oauth"
 	state    *state
 	metadata *metadataClients
 	now      func() time.Time
@@ -107,6 +113,7 @@ func New(m Minter, opts *Options) (*Server, error) {
 		return nil, err
 	}
 	o.Issuer = iss
+	u, _ := url.Parse(iss)
 	res, err := canonicalResource(o.Resource)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: Options.Resource: %w; give the gateway's MCP URL, like http://127.0.0.1:8080/mcp", err)
@@ -133,7 +140,7 @@ func New(m Minter, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{minter: m, opts: o, resource: res, state: st, now: time.Now}
+	s := &Server{minter: m, opts: o, resource: res, path: u.Path, state: st, now: time.Now}
 	s.metadata = newMetadataClients(&s.opts, func() time.Time { return s.now() })
 	return s, nil
 }
@@ -143,19 +150,34 @@ func New(m Minter, opts *Options) (*Server, error) {
 func (s *Server) Issuer() string { return s.opts.Issuer }
 
 // Handler serves the metadata, registration, authorization and token
-// endpoints. The machine-facing ones answer browsers of any origin (CORS),
-// since browser-based MCP clients call them from script. Every endpoint
-// answers only requests whose Host is the issuer's ([RequireHost]).
+// endpoints, under the issuer URL's path. The machine-facing ones answer
+// browsers of any origin (CORS), since browser-based MCP clients call them
+// from script. Every endpoint answers only requests whose Host is the
+// issuer's ([RequireHost]). Mount it at [Server.Patterns] beside other
+// handlers.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(MetadataPath, cors(http.HandlerFunc(s.serveMetadata), http.MethodGet))
-	mux.Handle(RegisterPath, cors(http.HandlerFunc(s.serveRegister), http.MethodPost))
-	mux.Handle(TokenPath, cors(http.HandlerFunc(s.serveToken), http.MethodPost))
-	mux.HandleFunc("GET "+AuthorizePath, s.serveAuthorize)
-	mux.HandleFunc("POST "+AuthorizePath, s.serveSignIn)
-	mux.HandleFunc("GET /{$}", s.serveIndex)
+	meta := cors(http.HandlerFunc(s.serveMetadata), http.MethodGet)
+	mux.Handle(MetadataPath+s.path, meta)
+	if s.path != "" {
+		mux.Handle(s.path+MetadataPath, meta)
+	}
+	mux.Handle(s.path+RegisterPath, cors(http.HandlerFunc(s.serveRegister), http.MethodPost))
+	mux.Handle(s.path+TokenPath, cors(http.HandlerFunc(s.serveToken), http.MethodPost))
+	mux.HandleFunc("GET "+s.path+AuthorizePath, s.serveAuthorize)
+	mux.HandleFunc("POST "+s.path+AuthorizePath, s.serveSignIn)
+	mux.HandleFunc("GET "+s.path+"/{$}", s.serveIndex)
 	iss, _ := url.Parse(s.opts.Issuer) // checked by New
 	return RequireHost(iss, mux)
+}
+
+// Patterns are the http.ServeMux patterns Handler answers: the issuer's
+// path and the metadata's.
+func (s *Server) Patterns() []string {
+	if s.path == "" {
+		return []string{"/"}
+	}
+	return []string{s.path + "/", MetadataPath + s.path}
 }
 
 // serveIndex tells a person who opened the server's URL what it is for.
@@ -195,15 +217,15 @@ func methodAlias(m string) string {
 func checkIssuer(s string) (string, error) {
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" || u.Opaque != "" {
-		return "", fmt.Errorf("oauth: Options.Issuer %q is not an absolute URL: give the server's own URL, like http://127.0.0.1:8090", s)
+		return "", fmt.Errorf("oauth: Options.Issuer %q is not an absolute URL: give the server's own URL, like http://127.0.0.1:8080/oauth", s)
 	}
 	if u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname())) {
 		return "", fmt.Errorf("oauth: Options.Issuer %q must be https, or http on a loopback host", s)
 	}
-	if strings.TrimSuffix(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return "", fmt.Errorf("oauth: Options.Issuer %q has a path, query, fragment or user: give scheme://host:port only", s)
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil || u.RawPath != "" {
+		return "", fmt.Errorf("oauth: Options.Issuer %q has a query, fragment, user or escaped path: give scheme://host:port[/path] only", s)
 	}
-	return u.Scheme + "://" + u.Host, nil
+	return u.Scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/"), nil
 }
 
 // isLoopback reports whether host (without brackets or port) is localhost or

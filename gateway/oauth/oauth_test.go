@@ -263,7 +263,7 @@ func TestNewRefuses(t *testing.T) {
 		{"no options", issuer, nil},
 		{"no issuer", issuer, &Options{Resource: testResource}},
 		{"http issuer off loopback", issuer, &Options{Issuer: "http://example.com", Resource: testResource}},
-		{"issuer with path", issuer, &Options{Issuer: "http://127.0.0.1:8090/as", Resource: testResource}},
+		{"issuer with query", issuer, &Options{Issuer: "http://127.0.0.1:8090/as?x=1", Resource: testResource}},
 		{"no resource", issuer, &Options{Issuer: "http://127.0.0.1:8090"}},
 		{"relative resource", issuer, &Options{Issuer: "http://127.0.0.1:8090", Resource: "/mcp"}},
 		{"short access tokens", issuer, &Options{Issuer: "http://127.0.0.1:8090", Resource: testResource, AccessTokenTTL: time.Second}},
@@ -277,5 +277,62 @@ func TestNewRefuses(t *testing.T) {
 				t.Log(err)
 			}
 		})
+	}
+}
+
+// An issuer with a path shares a listener with other handlers: its
+// metadata is at the RFC 8414 path-inserted URL (and under the path), its
+// endpoints under the path, and nothing is served beside them.
+func TestIssuerWithPath(t *testing.T) {
+	t.Parallel()
+	key := make([]byte, auth.KeySize)
+	_, _ = rand.Read(key)
+	issuer, _ := auth.NewDevIssuer(key)
+	srv := httptest.NewUnstartedServer(nil)
+	iss := "http://" + srv.Listener.Addr().String() + "/oauth"
+	as, err := New(issuer, &Options{Issuer: iss + "/", Resource: testResource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if as.Issuer() != iss {
+		t.Errorf("Issuer() = %q, want %q", as.Issuer(), iss)
+	}
+	mux := http.NewServeMux()
+	for _, p := range as.Patterns() {
+		mux.Handle(p, as.Handler())
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	srv.Config.Handler = mux
+	srv.Start()
+	t.Cleanup(srv.Close)
+	for _, u := range []string{srv.URL + MetadataPath + "/oauth", iss + MetadataPath} {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m Metadata
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || m.Issuer != iss || m.TokenEndpoint != iss+TokenPath || m.AuthorizationEndpoint != iss+AuthorizePath || m.RegistrationEndpoint != iss+RegisterPath {
+			t.Errorf("GET %s: %d %+v", u, resp.StatusCode, m)
+		}
+	}
+	resp, err := http.Post(iss+RegisterPath, "application/json", strings.NewReader(`{"redirect_uris":["http://127.0.0.1:1/cb"],"token_endpoint_auth_method":"none"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Errorf("register under the path: %d", resp.StatusCode)
+	}
+	for _, p := range []string{RegisterPath, MetadataPath, "/other"} {
+		resp, err := http.Get(srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTeapot {
+			t.Errorf("GET %s answered %d: the server serves beside its path", p, resp.StatusCode)
+		}
 	}
 }
