@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 //go:embed migrations/*.sql
@@ -70,6 +72,7 @@ const (
 )`
 	sqlMigrateApplied = `SELECT version FROM schema_migrations ORDER BY version`
 	sqlMigrateRecord  = `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`
+	sqlMigratePending = `SELECT count(*) FROM schema_migrations`
 )
 
 // Migrate applies the embedded migrations the database has not seen yet, in
@@ -119,4 +122,24 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 		return nil, fmt.Errorf("store: migrate: %w", err)
 	}
 	return applied, nil
+}
+
+// PendingMigrations returns how many embedded migrations the database has
+// not applied, in one cheap query: readiness probes call it. A database
+// never migrated has them all pending.
+func (s *Store) PendingMigrations(ctx context.Context) (int, error) {
+	ms, err := Migrations()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = s.pool.QueryRow(ctx, sqlMigratePending).Scan(&n)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
+		return len(ms), nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: read schema_migrations: %w", err)
+	}
+	return max(0, len(ms)-n), nil
 }
