@@ -194,6 +194,11 @@ type Gateway struct {
 	processes map[string]*interpreter.Process // "name@version" → parsed
 
 	mounts map[string]http.Handler // served beside /mcp, see Mount
+
+	// cut ends when Cut is called: every call in flight and after it
+	// answers retry.
+	cut     context.Context
+	cutDone context.CancelFunc
 }
 
 // New returns a gateway over its store, the runs' client and a token
@@ -203,6 +208,7 @@ func New(s *store.Store, runs *workflows.Client, verify auth.Verifier, opts *Opt
 		return nil, fmt.Errorf("gateway: store, runs client and verifier are required")
 	}
 	g := &Gateway{store: s, runs: runs, verify: verify, processes: map[string]*interpreter.Process{}}
+	g.cut, g.cutDone = context.WithCancel(context.Background())
 	if opts != nil {
 		g.opts = *opts
 	}
@@ -280,6 +286,14 @@ func (g *Gateway) Handler() http.Handler {
 	}
 	return mux
 }
+
+// Cut ends every call in flight, from MCP and from Call alike, and every
+// call made after it: each answers retry, which its caller may send again
+// with its requestId. A write a call started finishes or not in its run
+// alone, never half, and the requestId answers what the run kept. A server
+// that is stopping calls it once its drain time is over, so that no call
+// is left without an answer.
+func (g *Gateway) Cut() { g.cutDone() }
 
 // Mount serves h at pattern beside the MCP endpoint in every Handler made
 // after it, such as the web inbox at "/inbox/".

@@ -73,10 +73,11 @@ func (g *Gateway) Call(ctx context.Context, id auth.Identity, tool string, args 
 
 // serve takes a call through the pipeline. A panic in a tool is the
 // server failing, never a crash: the caller gets retry. So is a call that
-// waits past Options.CallWait.
+// waits past Options.CallWait, or that Cut ends.
 func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw json.RawMessage) (data any, err error) {
 	ctx, cancel := context.WithTimeout(ctx, g.opts.CallWait)
 	defer cancel()
+	defer context.AfterFunc(g.cut, cancel)()
 	if g.opts.Observe != nil {
 		var done func(code string)
 		ctx, done = g.opts.Observe(ctx, t.name)

@@ -80,7 +80,7 @@ func TestDevOAuthClientMetadataDocument(t *testing.T) {
 	}{
 		{"POST", d.mcpURL, 401},
 		{"GET", strings.TrimSuffix(d.mcpURL, "/mcp") + auth.MetadataPath, 200},
-		{"GET", d.asURL + oauth.MetadataPath, 200},
+		{"GET", strings.TrimSuffix(d.mcpURL, "/mcp") + oauth.MetadataPath + oauthPath, 200},
 		// No registration: the authorization request names the document.
 		{"GET", d.asURL + oauth.AuthorizePath, 200},
 		{"POST", d.asURL + oauth.AuthorizePath, 303},

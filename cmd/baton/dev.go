@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -19,7 +20,6 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/baton-run/baton/activities"
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/inbox"
@@ -35,57 +35,52 @@ const devUsage = `usage: baton dev [flags]
 
 Runs all of Baton in one process, for development: an embedded Temporal server
 with its Web UI, a private PostgreSQL (or --database-url), the worker and the
-MCP gateway, all on loopback, and an OAuth authorization server where MCP
-clients sign in (pick an agent, person or operator; no password), so a client
-needs the MCP URL alone. State lives in --data and survives restarts.
-Process folders given with --processes are published at start, each role bound
-to the group of the same name unless --role says otherwise. Prints the MCP URL,
-the web inbox URL (people and operators sign in there as on the sign-in page),
-the sign-in URL, the Temporal UI URL and dev tokens for an agent, a person and
-an operator. Ctrl-C stops it.
+MCP gateway, all on loopback, with an OAuth authorization server on the
+gateway's listener (under /oauth) where MCP clients sign in (pick an agent,
+person or operator; no password), so a client needs the MCP URL alone. State
+lives in --data and survives restarts. Process folders given with --processes
+are published at start, each role bound to the group of the same name unless
+--role says otherwise. Prints the MCP URL, the web inbox URL (people and
+operators sign in there as on the sign-in page), the sign-in URL, the metrics
+URL, the Temporal UI URL and dev tokens for an agent, a person and an
+operator. Ctrl-C stops it. With --listen beyond loopback the password-less
+sign-in (inbox and OAuth) is off: the printed tokens still work.
 
 Flags (flags win over environment variables, which win over defaults):
 `
 
 type devConfig struct {
-	opsConfig
-	listen, oauthListen, data       string
-	databaseURL, org, webhook       string
-	tools                           string
+	runtimeConfig
+	data, databaseURL               string
 	temporalStore, temporalDatabase string
 	temporalPort, uiPort            int
-	lease                           time.Duration
 	processes                       listFlag
 	roles                           roleFlag
-	evaluator                       evaluatorConfig
-	workflowCache                   int
 	// clientMetadataRoots verify the servers of client ID metadata
 	// documents; nil means the system's. Not a flag: tests set it.
 	clientMetadataRoots *x509.CertPool
 }
 
-func runDev(args []string, stdout, stderr io.Writer) int {
-	cfg := devConfig{roles: roleFlag{}}
-	fl := flag.NewFlagSet("dev", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() { fmt.Fprint(stderr, devUsage); fl.PrintDefaults() }
-	stringFlag(fl, &cfg.listen, "listen", "127.0.0.1:8080", "gateway address")
-	stringFlag(fl, &cfg.oauthListen, "oauth-listen", "127.0.0.1:8090", "loopback address of the OAuth authorization server where MCP clients sign in; empty for none")
+// devFlags registers baton dev's flags on fl, into cfg.
+func devFlags(fl *flag.FlagSet, cfg *devConfig) {
+	cfg.roles = roleFlag{}
+	cfg.runtimeConfig.flags(fl, runtimeFlags{gateway: true, worker: true, evaluator: "unsure", opsListen: "127.0.0.1:0"})
 	stringFlag(fl, &cfg.data, "data", ".baton", "data folder: PostgreSQL (Baton's and Temporal's), keys, Temporal's SQLite file with --temporal-store sqlite")
 	stringFlag(fl, &cfg.temporalStore, "temporal-store", "", "where Temporal keeps its state: postgres (databases --temporal-database and --temporal-database_visibility beside Baton's) or sqlite (DATA/temporal.db); default postgres, or sqlite for a data folder that has a temporal.db")
 	stringFlag(fl, &cfg.temporalDatabase, "temporal-database", temporaldev.DefaultPostgresDatabase, "Temporal's database with --temporal-store postgres; two baton dev sharing one --database-url server need one each")
 	stringFlag(fl, &cfg.databaseURL, "database-url", "", "use this PostgreSQL instead of a private one")
-	stringFlag(fl, &cfg.org, "org", "o_default", "organization id")
-	stringFlag(fl, &cfg.webhook, "webhook", "", "URL receiving overdue notifications as JSON POSTs")
-	cfg.opsConfig.flags(fl)
-	intFlag(fl, &cfg.temporalPort, "temporal-port", 7233, "Temporal frontend port")
-	intFlag(fl, &cfg.uiPort, "ui-port", 8233, "Temporal Web UI port")
-	durationFlag(fl, &cfg.lease, "lease", 10*time.Minute, "claim lease length")
+	intFlag(fl, &cfg.temporalPort, "temporal-port", 7233, "Temporal frontend port; 0 for a free one")
+	intFlag(fl, &cfg.uiPort, "ui-port", 8233, "Temporal Web UI port; 0 for none")
 	fl.Var(&cfg.processes, "processes", "process folder (or folder of process folders) to publish; repeatable")
 	fl.Var(cfg.roles, "role", "bind ROLE=GROUP when publishing; repeatable")
-	cfg.evaluator.register(fl, "unsure")
-	intFlag(fl, &cfg.workflowCache, "workflow-cache", defaultWorkflowCache, "runs the worker keeps in memory between their tasks; others are replayed from history when they next have work")
-	stringFlag(fl, &cfg.tools, "tools", "", "tool registration file (YAML) of the baton-tools-1 profile: agents call these servers' tools through Baton")
+}
+
+func runDev(args []string, stdout, stderr io.Writer) int {
+	var cfg devConfig
+	fl := flag.NewFlagSet("dev", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.Usage = func() { fmt.Fprint(stderr, devUsage); fl.PrintDefaults() }
+	devFlags(fl, &cfg)
 	if code, ok := parseCommand("dev", fl, args, stderr); !ok {
 		return code
 	}
@@ -94,6 +89,10 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if _, err := temporalStore(cfg.temporalStore, ""); err != nil {
+		fmt.Fprintf(stderr, "baton dev: %v\n", err)
+		return 2
+	}
+	if err := cfg.check(true); err != nil {
 		fmt.Fprintf(stderr, "baton dev: %v\n", err)
 		return 2
 	}
@@ -111,11 +110,17 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// oauthPath is where baton dev serves its authorization server, on the
+// gateway's listener: the issuer is BASE-URL/oauth.
+const oauthPath = "/oauth"
+
 func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger) error {
-	if beyondLoopback(cfg.listen) {
+	network := beyondLoopback(cfg.listen)
+	if network {
 		log.Warn("BATON DEV IS REACHABLE BEYOND THIS MACHINE: --listen " + cfg.listen + " is not a loopback address. " +
 			"baton dev prints 30-day bearer tokens in the clear, takes uploads and serves files to whoever can reach it, " +
 			"and has no TLS. Use --listen 127.0.0.1:8080 unless you mean it; run 'baton serve' for real use.")
+		log.Warn(devSignInOff(cfg.listen))
 	}
 	data, err := filepath.Abs(cfg.data)
 	if err != nil {
@@ -144,15 +149,6 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		}
 		defer pg.Stop()
 		dbURL = pg.URL()
-	}
-	st, err := openStore(ctx, dbURL)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	tools, err := registerTools(ctx, st, cfg.org, cfg.tools, stdout)
-	if err != nil {
-		return err
 	}
 
 	topts := &temporaldev.Options{
@@ -190,19 +186,6 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	}
 	defer ln.Close()
 	baseURL := listenURL(cfg.listen, ln)
-	inboxURL := baseURL + inbox.Path
-	ev, err := cfg.evaluator.build()
-	if err != nil {
-		return err
-	}
-	stopWorker, err := startWorker(ctx, dbURL, c, workflows.DefaultTaskQueue, cfg.workflowCache, obs.metrics, activities.Options{
-		WebhookURL: cfg.webhook, InboxURL: inboxURL, Logger: log, Evaluator: ev,
-	})
-	if err != nil {
-		return err
-	}
-	defer stopWorker()
-
 	issuer, err := auth.LoadOrCreateDevKey(data)
 	if err != nil {
 		return err
@@ -212,31 +195,27 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		return err
 	}
 	resource := baseURL + "/mcp"
-	var asLn net.Listener
+	// The dev sign-in has no password: on loopback only.
+	asURL, inboxURL := baseURL+oauthPath, baseURL+inbox.Path
 	var authServers []string
-	if cfg.oauthListen != "" {
-		if asLn, err = listenLoopback(cfg.oauthListen); err != nil {
-			return err
-		}
-		defer asLn.Close()
-		authServers = []string{listenURL(cfg.oauthListen, asLn)}
+	if network {
+		asURL, inboxURL = "", ""
+	} else {
+		authServers = []string{asURL}
 	}
 	// Tokens of 'baton token' and those the authorization server issues
 	// for this gateway's MCP URL pass; those for another resource do not.
-	runs, err := workflows.NewClient(c, nil)
+	s, err := cfg.startStack(ctx, stackOptions{
+		dbURL: dbURL, temporal: c, taskQueue: workflows.DefaultTaskQueue, gateway: true, worker: true,
+		baseURL: baseURL, verifier: issuer.VerifierFor(resource), secret: key, authServers: authServers,
+		inboxURL: inboxURL, notifyURL: inboxURL,
+	}, obs, log, stdout)
 	if err != nil {
 		return err
 	}
-	g, err := gateway.New(st, runs, issuer.VerifierFor(resource), &gateway.Options{
-		Org: cfg.org, BaseURL: baseURL, Lease: cfg.lease, Secret: key, Logger: log, AuthServers: authServers,
-		Profiles: profiles(cfg.evaluator.offered(), tools),
-		Observe:  obs.toolCalls(),
-		InboxURL: baseURL + inbox.Path,
-	})
-	if err != nil {
-		return err
-	}
-	reg := gateway.NewRegistry(st, cfg.org, g.Offer())
+	defer s.close()
+	g := s.gateway
+	reg := gateway.NewRegistry(s.store, cfg.org, g.Offer())
 	groups := map[string]bool{interpreter.DefaultOperators: true}
 	for _, dir := range cfg.processes {
 		folders, err := processFolders(dir)
@@ -261,21 +240,25 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		}
 	}
 
-	go sweepRequests(ctx, g, gateway.DefaultRequestRetention, log)
 	var gs []string
 	for grp := range groups {
 		gs = append(gs, grp)
 	}
 	sort.Strings(gs)
-	in, err := inbox.New(g, &inbox.Options{BaseURL: baseURL, Secret: key, DevSignIn: true, Groups: gs, Logger: log})
-	if err != nil {
-		return err
-	}
-	g.Mount(inbox.Path, in.Handler())
-	servers := []served{{ln, obs.requests(gateway.LimitConcurrency(g.Handler(), nil))}}
-	if asLn != nil {
+	if network {
+		off := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, devSignInOff(cfg.listen), http.StatusForbidden)
+		})
+		g.Mount(inbox.Path, off)
+		g.Mount(oauthPath+"/", off)
+	} else {
+		in, err := inbox.New(g, &inbox.Options{BaseURL: baseURL, Secret: key, DevSignIn: true, Groups: gs, Logger: log})
+		if err != nil {
+			return err
+		}
+		g.Mount(inbox.Path, in.Handler())
 		as, err := oauth.New(issuer, &oauth.Options{
-			Issuer: authServers[0], Resource: resource, StateFile: filepath.Join(data, oauthStateFile),
+			Issuer: asURL, Resource: resource, StateFile: filepath.Join(data, oauthStateFile),
 			Groups: gs, Logger: log,
 			// Clients on this machine may serve their metadata documents
 			// on loopback.
@@ -284,9 +267,11 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		if err != nil {
 			return err
 		}
-		servers = append(servers, served{asLn, obs.requests(as.Handler())})
+		for _, p := range as.Patterns() {
+			g.Mount(p, as.Handler())
+		}
 	}
-	return serveAll(ctx, servers, func() {
+	return s.serve(ctx, ln, func() {
 		agentTok, _ := issuer.Issue(auth.Identity{ID: "a_dev", Kind: auth.KindAgent}, 30*24*time.Hour)
 		personTok, _ := issuer.Issue(auth.Identity{ID: "dev@example.com", Kind: auth.KindPerson, Groups: gs}, 30*24*time.Hour)
 		opTok, _ := issuer.Issue(auth.Identity{ID: "u_ops", Kind: auth.KindOperator, Groups: []string{interpreter.DefaultOperators}}, 30*24*time.Hour)
@@ -297,15 +282,24 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		fmt.Fprintf(stdout, "  agent a_dev:             %s\n", agentTok)
 		fmt.Fprintf(stdout, "  person dev@example.com:  %s\n", personTok)
 		fmt.Fprintf(stdout, "  operator u_ops:          %s\n", opTok)
-		if len(authServers) > 0 {
-			fmt.Fprintf(stdout, "OAuth sign-in: %s (MCP clients need only the MCP URL)\n", authServers[0])
-		}
 		if obs.metricsURL != "" {
 			fmt.Fprintf(stdout, "Metrics: %s\n", obs.metricsURL)
 		}
-		fmt.Fprintf(stdout, "Inbox: %s (people and operators sign in here)\n", inboxURL)
+		if network {
+			fmt.Fprintf(stdout, "Dev sign-in: off (%s); use the tokens above\n", "--listen "+cfg.listen+" reaches beyond this machine")
+		} else {
+			fmt.Fprintf(stdout, "OAuth sign-in: %s (MCP clients need only the MCP URL)\n", asURL)
+			fmt.Fprintf(stdout, "Inbox: %s (people and operators sign in here)\n", inboxURL)
+		}
 		fmt.Fprintf(stdout, "MCP: %s\n", resource)
 	})
+}
+
+// devSignInOff says why baton dev offers no sign-in.
+func devSignInOff(listen string) string {
+	return "The dev sign-in (web inbox and OAuth) is off: baton dev listens on " + listen +
+		", beyond this machine, and its sign-in has no password, so anyone who reaches it could act as any person or operator. " +
+		"Listen on 127.0.0.1 to sign in, or run 'baton serve' with an identity provider."
 }
 
 // Where baton dev's Temporal keeps its state (--temporal-store).
@@ -336,20 +330,6 @@ func temporalStore(flag, data string) (string, error) {
 // oauthStateFile, in the data folder, keeps the clients registered with the
 // authorization server and their refresh tokens.
 const oauthStateFile = "oauth-state.json"
-
-// listenLoopback listens on addr, which must be a loopback address: the dev
-// sign-in has no password, so it is never offered to the network.
-func listenLoopback(addr string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	if a, ok := ln.Addr().(*net.TCPAddr); !ok || !a.IP.IsLoopback() {
-		ln.Close()
-		return nil, fmt.Errorf("--oauth-listen %s is not a loopback address: the dev sign-in has no password, so give 127.0.0.1:PORT (or empty for none)", addr)
-	}
-	return ln, nil
-}
 
 // listenURL is the http URL of a listener opened for addr: its host as
 // given (127.0.0.1 when empty or unspecified), its port as bound.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"io"
 	"log/slog"
 	"regexp"
@@ -12,21 +13,29 @@ import (
 
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/drive"
-	temporaldev "github.com/baton-run/baton/temporal-dev"
 )
 
 // devRun is one `baton dev` running in this process.
 type devRun struct {
 	mcpURL, asURL string
 	inboxURL      string
-	metricsURL    string // with --ops-listen
+	metricsURL    string
 	printed       string // what it printed up to being ready
+	cancel        func() // tells it to stop, as SIGTERM does
 	stop          func() // stops it and reports an error it returned; idempotent
 }
 
 // launchDev runs dev(cfg) as `baton dev` does and waits until it prints its
 // MCP URL. It is stopped when the test ends, if not before.
 func launchDev(t *testing.T, cfg devConfig) *devRun {
+	t.Helper()
+	return goDev(t, cfg)()
+}
+
+// goDev starts dev(cfg) as `baton dev` does and returns what waits until it
+// prints its MCP URL (call it from the test's goroutine). It is stopped
+// when the test ends, if not before.
+func goDev(t *testing.T, cfg devConfig) (wait func() *devRun) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{}
@@ -50,6 +59,17 @@ func launchDev(t *testing.T, cfg devConfig) *devRun {
 		}
 	}
 	t.Cleanup(stop)
+	return func() *devRun {
+		t.Helper()
+		r := awaitDev(t, out, done, &stopped, stop)
+		r.cancel = cancel
+		return r
+	}
+}
+
+// awaitDev waits until a dev printing to out prints its MCP URL.
+func awaitDev(t *testing.T, out *syncBuffer, done chan error, stopped *bool, stop func()) *devRun {
+	t.Helper()
 	mcpLine := regexp.MustCompile(`(?m)^MCP: (\S+)$`)
 	asLine := regexp.MustCompile(`(?m)^OAuth sign-in: (\S+) `)
 	inboxLine := regexp.MustCompile(`(?m)^Inbox: (\S+) `)
@@ -72,7 +92,7 @@ func launchDev(t *testing.T, cfg devConfig) *devRun {
 		}
 		select {
 		case err := <-done:
-			stopped = true
+			*stopped = true
 			t.Fatalf("dev stopped before it was ready: %v\n%s", err, printed)
 		case <-time.After(50 * time.Millisecond):
 		}
@@ -83,13 +103,14 @@ func launchDev(t *testing.T, cfg devConfig) *devRun {
 }
 
 // devConfigFor is the configuration of a `baton dev` on free loopback
-// ports with data folder data.
-func devConfigFor(data string) devConfig {
-	return devConfig{
-		listen: "127.0.0.1:0", oauthListen: "127.0.0.1:0", data: data,
-		org: "o_default", lease: 10 * time.Minute, roles: roleFlag{}, evaluator: evaluatorConfig{def: "unsure"},
-		temporalDatabase: temporaldev.DefaultPostgresDatabase,
-	}
+// ports with data folder data: the flags' defaults (not the environment's),
+// then args.
+func devConfigFor(data string, args ...string) devConfig {
+	var cfg devConfig
+	fl := flag.NewFlagSet("dev", flag.PanicOnError)
+	devFlags(fl, &cfg)
+	fl.Parse(append([]string{"--listen", "127.0.0.1:0", "--data", data, "--temporal-port", "0", "--ui-port", "0"}, args...))
+	return cfg
 }
 
 // baton runs the command line in this process and returns its exit status,

@@ -52,7 +52,7 @@ func TestDevInbox(t *testing.T) {
 
 // serve and gateway turn the inbox on with a client of the issuer.
 func TestServeInboxFlags(t *testing.T) {
-	cfg := serveConfig{listen: "127.0.0.1:8080", inboxClientID: "inbox"}
+	cfg := serveConfig{runtimeConfig: runtimeConfig{listen: "127.0.0.1:8080"}, inboxClientID: "inbox"}
 	if in, err := cfg.inbox(nil, nil, nil); err == nil || in != nil {
 		t.Fatal("an inbox without --issuer and a secret file")
 	}

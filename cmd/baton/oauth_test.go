@@ -181,7 +181,7 @@ func signInAs(hc *http.Client, who url.Values) sdkauth.AuthorizationCodeFetcher 
 		for k, v := range who {
 			form[k] = v
 		}
-		resp, err = noFollow.PostForm(u.Scheme+"://"+u.Host+oauth.AuthorizePath, form)
+		resp, err = noFollow.PostForm(u.Scheme+"://"+u.Host+u.Path, form)
 		if err != nil {
 			return nil, err
 		}
@@ -289,7 +289,8 @@ func TestDevOAuthURLOnly(t *testing.T) {
 	}{
 		{"POST", d.mcpURL, "", 401},
 		{"GET", strings.TrimSuffix(d.mcpURL, "/mcp") + auth.MetadataPath, "", 200},
-		{"GET", d.asURL + oauth.MetadataPath, "", 200},
+		// RFC 8414 §3.1: the issuer's path goes after the well-known one.
+		{"GET", strings.TrimSuffix(d.mcpURL, "/mcp") + oauth.MetadataPath + oauthPath, "", 200},
 		{"POST", d.asURL + oauth.RegisterPath, "", 201},
 		{"GET", d.asURL + oauth.AuthorizePath, "", 200},
 		{"POST", d.asURL + oauth.AuthorizePath, "", 303},
@@ -447,12 +448,8 @@ func devRefusals(t *testing.T, d *devStack, issuer *auth.DevIssuer) {
 	}
 }
 
-func TestListenLoopback(t *testing.T) {
-	if ln, err := listenLoopback("0.0.0.0:0"); err == nil {
-		ln.Close()
-		t.Fatal("the dev sign-in listened beyond loopback")
-	}
-	ln, err := listenLoopback("127.0.0.1:0")
+func TestListenURL(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

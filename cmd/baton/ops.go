@@ -25,8 +25,9 @@ type opsConfig struct {
 	opsListen, logFormat string
 }
 
-func (c *opsConfig) flags(fl *flag.FlagSet) {
-	stringFlag(fl, &c.opsListen, "ops-listen", "", "operator listener serving Prometheus /metrics and Go's /debug/pprof; none when empty. Keep it on loopback or a private network")
+// flags registers the flags; def is --ops-listen's default.
+func (c *opsConfig) flags(fl *flag.FlagSet, def string) {
+	stringFlag(fl, &c.opsListen, "ops-listen", def, "operator listener serving Prometheus /metrics, the probes /healthz and /readyz, and Go's /debug/pprof; none when empty. Keep it on loopback or a private network")
 	stringFlag(fl, &c.logFormat, "log-format", telemetry.LogText, "log format: text, or json (one object a line) for production")
 }
 
@@ -48,7 +49,10 @@ type observing struct {
 	// metricsURL is where the operator listener serves the metrics, "" for
 	// none.
 	metricsURL string
-	stops      []func()
+	// health answers the probes, on the operator listener and the
+	// gateway's.
+	health *health
+	stops  []func()
 }
 
 // observe starts what the configuration asks for: tracing when the
@@ -56,7 +60,7 @@ type observing struct {
 // listener when --ops-listen is given. Stop it after everything that
 // reports to it.
 func (c *opsConfig) observe(ctx context.Context, log *slog.Logger) (*observing, error) {
-	o := &observing{}
+	o := &observing{health: &health{}}
 	topts, on, err := tracingFromEnv(os.LookupEnv)
 	if err != nil {
 		return nil, err
@@ -79,7 +83,7 @@ func (c *opsConfig) observe(ctx context.Context, log *slog.Logger) (*observing, 
 			o.stop()
 			return nil, err
 		}
-		url, stop, err := serveOps(c.opsListen, o.metrics, log)
+		url, stop, err := serveOps(c.opsListen, o.metrics, o.health, log)
 		if err != nil {
 			o.stop()
 			return nil, err
@@ -147,18 +151,20 @@ func tracingFromEnv(lookup func(string) (string, bool)) (*telemetry.TracingOptio
 	return &telemetry.TracingOptions{Protocol: protocol, Version: gateway.Version}, true, nil
 }
 
-// serveOps serves the operator listener: the metrics at /metrics and Go's
-// profiles under /debug/pprof. It is for operators only; keep it on
-// loopback or a private network. It returns the listener's URL.
-func serveOps(addr string, m *telemetry.Metrics, log *slog.Logger) (url string, stop func(), err error) {
+// serveOps serves the operator listener: the metrics at /metrics, the
+// probes, and Go's profiles under /debug/pprof. It is for operators only;
+// keep it on loopback or a private network. It returns the listener's URL.
+func serveOps(addr string, m *telemetry.Metrics, h *health, log *slog.Logger) (url string, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("listen on %s (--ops-listen): %w", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
+	h.handle(mux)
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	// Not /debug/pprof/cmdline: the command line may hold a
+	// --database-url with its password.
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,15 +102,14 @@ func scrapeMetrics(t *testing.T, url string) map[string]family {
 	return out
 }
 
-// baton dev with --ops-listen serves /metrics (and pprof) beside the MCP
-// port: after tool calls and a run walked to its end, every family is
+// baton dev serves /metrics (and pprof) on an operator listener of its
+// own by default, beside the MCP port: after tool calls and a run walked to its end, every family is
 // there with the labels those calls give it.
 func TestDevServesMetrics(t *testing.T) {
 	data := t.TempDir()
 	cfg := devConfigFor(data)
 	cfg.databaseURL = pgtest.NewDatabase(t)
 	cfg.processes = listFlag{filepath.Join(fixturesDir(t), "invoice-approval")}
-	cfg.opsListen = "127.0.0.1:0"
 	d := launchDev(t, cfg)
 	if d.metricsURL == "" || strings.HasPrefix(d.metricsURL, strings.TrimSuffix(d.mcpURL, "/mcp")) {
 		t.Fatalf("metrics at %q beside MCP at %s:\n%s", d.metricsURL, d.mcpURL, d.printed)
@@ -253,5 +255,70 @@ func TestLogFormatFlag(t *testing.T) {
 	code, _, errOut = baton("dev", "--log-format", "xml")
 	if code != 2 || !strings.Contains(errOut, `--log-format "xml"`) {
 		t.Errorf("dev --log-format xml: exit %d\n%s", code, errOut)
+	}
+}
+
+// The operator listener serves the profiles but not /debug/pprof/cmdline,
+// which would show a --database-url with its password; and the probes:
+// alive at once, not ready until the stack gives its checks, and each
+// failing check named.
+func TestOpsListener(t *testing.T) {
+	t.Parallel()
+	m, err := telemetry.NewMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &health{}
+	url, stop, err := serveOps("127.0.0.1:0", m, h, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/debug/pprof/cmdline"); code == http.StatusOK {
+		t.Errorf("/debug/pprof/cmdline answered 200: %q", body)
+	}
+	for _, p := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/goroutine", "/metrics", healthzPath} {
+		if code, _ := get(p); code != http.StatusOK {
+			t.Errorf("%s: %d", p, code)
+		}
+	}
+	if code, body := get(readyzPath); code != http.StatusServiceUnavailable || !strings.Contains(body, "starting") {
+		t.Errorf("readyz before the checks: %d %s", code, body)
+	}
+	var calls atomic.Int32
+	h.ready([]readyCheck{
+		{"postgres", func(context.Context) error { calls.Add(1); return nil }},
+		{"temporal", func(context.Context) error { return errors.New("connection refused") }},
+	})
+	if code, body := get(readyzPath); code != http.StatusServiceUnavailable || !strings.Contains(body, `"temporal":"connection refused"`) || strings.Contains(body, "postgres") {
+		t.Errorf("readyz with temporal down: %d %s", code, body)
+	}
+	// A probe every few milliseconds reuses the answer.
+	for range 20 {
+		get(readyzPath)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("21 probes within %v ran the checks %d times, want 1", readyTTL, n)
+	}
+	h.ready([]readyCheck{{"postgres", func(context.Context) error { return nil }}})
+	if code, body := get(readyzPath); code != http.StatusOK || body != "{\"ready\":true}\n" {
+		t.Errorf("readyz with every check passing: %d %q", code, body)
+	}
+	h.drain()
+	if code, body := get(readyzPath); code != http.StatusServiceUnavailable || !strings.Contains(body, "stopping") {
+		t.Errorf("readyz while draining: %d %s", code, body)
+	}
+	if code, _ := get(healthzPath); code != http.StatusOK {
+		t.Errorf("healthz while draining: %d", code)
 	}
 }

@@ -10,17 +10,16 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 	"unicode"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
-	"github.com/baton-run/baton/activities"
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/inbox"
@@ -37,26 +36,20 @@ Flags (flags win over environment variables, which win over defaults):
 
 // serveConfig is the configuration of serve, gateway and worker.
 type serveConfig struct {
-	opsConfig
-	listen, baseURL, org, databaseURL, secretFile     string
+	runtimeConfig
+	baseURL, databaseURL, secretFile                  string
 	temporalAddress, namespace, taskQueue             string
 	tlsCert, tlsKey, tlsCA, tlsServerName             string
+	temporalAPIKeyFile                                string
 	jwksURL, issuer, audience, kindClaim, groupsClaim string
 	personIDClaim, scopes                             string
-	devKeyDir, webhook                                string
+	devKeyDir                                         string
 	inboxClientID, inboxSecretFile, inboxURL          string
 	devTokens, trustUnverifiedEmail                   bool
-	lease, uploadQuotaWindow, requestRetention        time.Duration
-	callWait                                          time.Duration
-	maxUpload, maxRequests, maxRequestsPerIdentity    int
-	uploadQuota                                       int64
-	evaluator                                         evaluatorConfig
-	tools                                             string
-	workflowCache                                     int
 }
 
 func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
-	c.opsConfig.flags(fl)
+	c.runtimeConfig.flags(fl, runtimeFlags{gateway: gatewayFlags, worker: workerFlags, evaluator: "none"})
 	stringFlag(fl, &c.databaseURL, "database-url", "", "PostgreSQL URL (required)")
 	stringFlag(fl, &c.temporalAddress, "temporal-address", "127.0.0.1:7233", "Temporal frontend host:port")
 	stringFlag(fl, &c.namespace, "namespace", "default", "Temporal namespace")
@@ -65,16 +58,11 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 	stringFlag(fl, &c.tlsKey, "tls-key", "", "client key for Temporal (mTLS)")
 	stringFlag(fl, &c.tlsCA, "tls-ca", "", "CA bundle that signed Temporal's certificate")
 	stringFlag(fl, &c.tlsServerName, "tls-server-name", "", "server name to verify on Temporal's certificate")
-	stringFlag(fl, &c.org, "org", "o_default", "organization id")
-	c.evaluator.register(fl, "none")
-	stringFlag(fl, &c.tools, "tools", "", "tool registration file (YAML) of the baton-tools-1 profile; give gateways and workers the same file")
+	stringFlag(fl, &c.temporalAPIKeyFile, "temporal-api-key-file", "", "file holding an API key for Temporal (Temporal Cloud): sent with every request, over TLS; read again for each request, so a rotated key needs no restart")
 	if workerFlags {
-		intFlag(fl, &c.workflowCache, "workflow-cache", defaultWorkflowCache, "runs the worker keeps in memory between their tasks; others are replayed from history when they next have work")
-		stringFlag(fl, &c.webhook, "webhook", "", "URL receiving overdue notifications as JSON POSTs")
 		stringFlag(fl, &c.inboxURL, "inbox-url", "", "web inbox URL that overdue notifications link to (default with serve: BASE-URL/inbox/ when the inbox is on)")
 	}
 	if gatewayFlags {
-		stringFlag(fl, &c.listen, "listen", "127.0.0.1:8080", "gateway address")
 		stringFlag(fl, &c.baseURL, "base-url", "", "public URL of the gateway (default http://LISTEN)")
 		stringFlag(fl, &c.secretFile, "secret-file", "baton-secret.key", "master key for claim tokens and file links (created if missing)")
 		stringFlag(fl, &c.jwksURL, "jwks-url", "", "JWKS of the OAuth issuer whose access tokens are accepted")
@@ -89,14 +77,6 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 		stringFlag(fl, &c.devKeyDir, "dev-key-dir", "", "data folder of 'baton dev' whose dev tokens --dev-tokens accepts (default .baton)")
 		stringFlag(fl, &c.inboxClientID, "inbox-client-id", "", "OpenID Connect client id of the web inbox at --issuer; the inbox is off without it")
 		stringFlag(fl, &c.inboxSecretFile, "inbox-client-secret-file", "", "file holding the inbox client's secret")
-		durationFlag(fl, &c.lease, "lease", 10*time.Minute, "claim lease length")
-		durationFlag(fl, &c.callWait, "call-wait", gateway.DefaultCallWait, "how long a call waits for Temporal and PostgreSQL before answering retry")
-		intFlag(fl, &c.maxUpload, "max-upload-bytes", 10<<20, "largest upload")
-		intFlag(fl, &c.maxRequests, "max-requests", 256, "most requests served at once; more wait up to 5s, then get 503")
-		intFlag(fl, &c.maxRequestsPerIdentity, "max-requests-per-identity", gateway.DefaultRequestsPerIdentity, "most requests of one identity served at once; more get retry (HTTP 429) at once")
-		int64Flag(fl, &c.uploadQuota, "upload-quota-bytes", gateway.DefaultUploadQuotaBytes, "most bytes one identity may upload per --upload-quota-window; 0 for no quota")
-		durationFlag(fl, &c.uploadQuotaWindow, "upload-quota-window", time.Hour, "the window --upload-quota-bytes counts")
-		durationFlag(fl, &c.requestRetention, "request-retention", gateway.DefaultRequestRetention, "how long requestIds are remembered for replays (at least 24h); older records are swept hourly")
 	}
 }
 
@@ -108,7 +88,16 @@ func (c *serveConfig) temporalClient(ctx context.Context, obs *observing, log *s
 	if err := telemetry.Temporal(&opts, obs.metrics, obs.tracing); err != nil {
 		return nil, err
 	}
-	if c.tlsCert != "" || c.tlsCA != "" {
+	if c.temporalAPIKeyFile != "" {
+		if _, err := readAPIKey(c.temporalAPIKeyFile); err != nil {
+			return nil, err
+		}
+		// The SDK sends it as "authorization: Bearer KEY" and turns TLS on.
+		opts.Credentials = client.NewAPIKeyDynamicCredentials(func(context.Context) (string, error) {
+			return readAPIKey(c.temporalAPIKeyFile)
+		})
+	}
+	if c.tlsCert != "" || c.tlsCA != "" || c.tlsServerName != "" {
 		t := &tls.Config{ServerName: c.tlsServerName, MinVersion: tls.VersionTLS12}
 		if c.tlsCert != "" {
 			cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
@@ -133,6 +122,20 @@ func (c *serveConfig) temporalClient(ctx context.Context, obs *observing, log *s
 	return client.DialContext(ctx, opts)
 }
 
+// readAPIKey reads --temporal-api-key-file: one key, surrounding space
+// trimmed.
+func readAPIKey(file string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("read --temporal-api-key-file: %w", err)
+	}
+	key := strings.TrimSpace(string(b))
+	if key == "" {
+		return "", fmt.Errorf("--temporal-api-key-file %s is empty", file)
+	}
+	return key, nil
+}
+
 // check refuses settings that make no sense together, before anything
 // connects or is created.
 func (c *serveConfig) check(withGateway bool) error {
@@ -140,7 +143,7 @@ func (c *serveConfig) check(withGateway bool) error {
 		return errors.New("--database-url is required")
 	}
 	if !withGateway {
-		return nil
+		return c.runtimeConfig.check(false)
 	}
 	switch {
 	case c.devTokens && (c.jwksURL != "" || c.issuer != ""):
@@ -150,25 +153,7 @@ func (c *serveConfig) check(withGateway bool) error {
 	case !c.devTokens && (c.jwksURL == "" || c.issuer == ""):
 		return errors.New("give --jwks-url and --issuer (or --dev-tokens, for development)")
 	}
-	if c.lease < time.Second {
-		return fmt.Errorf("--lease %v is under the minimum of 1s", c.lease)
-	}
-	if c.callWait < time.Second || c.callWait > gateway.CallTimeout {
-		return fmt.Errorf("--call-wait %v is outside 1s to %v", c.callWait, gateway.CallTimeout)
-	}
-	if c.maxUpload < 1 {
-		return fmt.Errorf("--max-upload-bytes %d must be at least 1", c.maxUpload)
-	}
-	if c.maxRequests < 1 {
-		return fmt.Errorf("--max-requests %d must be at least 1", c.maxRequests)
-	}
-	if c.requestRetention < gateway.MinRequestRetention {
-		return fmt.Errorf("--request-retention %v is under the minimum of %v: clients may still retry those requestIds", c.requestRetention, gateway.MinRequestRetention)
-	}
-	if c.uploadQuota < 0 || c.uploadQuotaWindow < time.Second {
-		return fmt.Errorf("--upload-quota-bytes %d per --upload-quota-window %v: want bytes 0 (no quota) or more per 1s or more", c.uploadQuota, c.uploadQuotaWindow)
-	}
-	return nil
+	return c.runtimeConfig.check(true)
 }
 
 // verifier returns what checks callers' bearer tokens: the issuer's JWTs,
@@ -214,15 +199,6 @@ func (c *serveConfig) authServers() []string {
 		return nil
 	}
 	return []string{c.issuer}
-}
-
-// gatewayQuota is --upload-quota-bytes per --upload-quota-window, as the
-// gateway takes it.
-func (c *serveConfig) gatewayQuota() gateway.UploadQuota {
-	if c.uploadQuota == 0 {
-		return gateway.UploadQuota{Bytes: -1}
-	}
-	return gateway.UploadQuota{Bytes: c.uploadQuota, Window: c.uploadQuotaWindow}
 }
 
 // inboxBase is the inbox's address when the inbox is on, else "".
@@ -326,76 +302,45 @@ func serve(ctx context.Context, cfg serveConfig, withGateway, withWorker bool, s
 		return fmt.Errorf("connect to Temporal at %s: %w", cfg.temporalAddress, err)
 	}
 	defer c.Close()
-	tools := false
-	if cfg.tools != "" {
-		st, err := openStore(ctx, cfg.databaseURL)
-		if err != nil {
-			return err
-		}
-		tools, err = registerTools(ctx, st, cfg.org, cfg.tools, stdout)
-		st.Close()
-		if err != nil {
+	inboxURL := cfg.inboxURL
+	if inboxURL == "" && withGateway {
+		inboxURL = cfg.inboxBase()
+	}
+	var key []byte
+	if withGateway {
+		if key, err = secret(cfg.secretFile); err != nil {
 			return err
 		}
 	}
-	if withWorker {
-		inboxURL := cfg.inboxURL
-		if inboxURL == "" && withGateway && cfg.inboxClientID != "" {
-			inboxURL = strings.TrimRight(cfg.publicURL(), "/") + inbox.Path
-		}
-		ev, err := cfg.evaluator.build()
-		if err != nil {
-			return err
-		}
-		stopWorker, err := startWorker(ctx, cfg.databaseURL, c, cfg.taskQueue, cfg.workflowCache, obs.metrics, activities.Options{
-			WebhookURL: cfg.webhook, InboxURL: inboxURL, Logger: log, Evaluator: ev,
-		})
-		if err != nil {
-			return err
-		}
-		defer stopWorker()
+	s, err := cfg.startStack(ctx, stackOptions{
+		dbURL: cfg.databaseURL, temporal: c, taskQueue: cfg.taskQueue, gateway: withGateway, worker: withWorker,
+		baseURL: cfg.publicURL(), verifier: v, secret: key, authServers: cfg.authServers(), scopes: cfg.scopeList(), inboxURL: cfg.inboxBase(),
+		notifyURL: inboxURL,
+	}, obs, log, stdout)
+	if err != nil {
+		return err
 	}
+	defer s.close()
 	if !withGateway {
-		fmt.Fprintf(stdout, "Worker polling %s on %s\n", cfg.taskQueue, cfg.temporalAddress)
-		<-ctx.Done()
-		return nil
+		return s.serve(ctx, nil, func() {
+			fmt.Fprintf(stdout, "Worker polling %s on %s\n", cfg.taskQueue, cfg.temporalAddress)
+		})
 	}
-	st, err := openStore(ctx, cfg.databaseURL)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	key, err := secret(cfg.secretFile)
-	if err != nil {
-		return err
-	}
-	runs, err := workflows.NewClient(c, &workflows.ClientOptions{TaskQueue: cfg.taskQueue})
-	if err != nil {
-		return err
-	}
-	g, err := gateway.New(st, runs, v, &gateway.Options{
-		Org: cfg.org, BaseURL: cfg.publicURL(), Lease: cfg.lease, CallWait: cfg.callWait,
-		MaxUploadBytes: cfg.maxUpload, MaxRequestsPerIdentity: cfg.maxRequestsPerIdentity, Secret: key, Logger: log,
-		AuthServers: cfg.authServers(), Scopes: cfg.scopeList(),
-		UploadQuota: cfg.gatewayQuota(), Profiles: profiles(cfg.evaluator.offered(), tools),
-		Observe: obs.toolCalls(), InboxURL: cfg.inboxBase(),
-	})
-	if err != nil {
-		return err
-	}
-	in, err := cfg.inbox(g, key, log)
+	in, err := cfg.inbox(s.gateway, key, log)
 	if err != nil {
 		return err
 	}
 	if in != nil {
-		g.Mount(inbox.Path, in.Handler())
+		s.gateway.Mount(inbox.Path, in.Handler())
 	}
-	go sweepRequests(ctx, g, cfg.requestRetention, log)
-	h := obs.requests(gateway.LimitConcurrency(g.Handler(), &gateway.ConcurrencyOptions{MaxRequests: cfg.maxRequests}))
-	return serveHTTP(ctx, cfg.listen, h, func(url string) {
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
+	}
+	return s.serve(ctx, ln, func() {
 		if in != nil {
 			fmt.Fprintf(stdout, "Inbox: %s\n", in.URL())
 		}
-		fmt.Fprintf(stdout, "MCP: %s/mcp\n", url)
+		fmt.Fprintf(stdout, "MCP: http://%s/mcp\n", ln.Addr())
 	})
 }

@@ -4,19 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/baton-run/baton/activities"
-	"github.com/baton-run/baton/activities/downstream"
-	"github.com/baton-run/baton/activities/evaluator"
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/store"
@@ -56,32 +56,24 @@ func sizeWorkflowCache(n int) {
 
 // startWorker registers the workflow and the activities on a task queue.
 // The worker writes the read model through a pool of its own, never the
-// gateway's (see store.Open); stop it with the returned function.
+// gateway's (see store.Open); stop it with the returned function, which
+// gives activities in flight up to drain to finish.
 //
 // cache is how many runs the worker keeps in memory between their
 // workflow tasks (Temporal's sticky cache); a run not kept is replayed from
 // its history when it next has work. Zero keeps the SDK's default.
-func startWorker(ctx context.Context, dbURL string, c client.Client, queue string, cache int, m *telemetry.Metrics, opts activities.Options) (stop func(), err error) {
+func startWorker(ctx context.Context, dbURL string, c client.Client, queue string, cache int, drain time.Duration, m *telemetry.Metrics, opts activities.Options) (stop func(), err error) {
 	st, err := openStore(ctx, dbURL)
 	if err != nil {
 		return nil, err
 	}
 	sizeWorkflowCache(cache)
-	w := worker.New(c, queue, worker.Options{})
+	w := worker.New(c, queue, worker.Options{WorkerStopTimeout: drain})
 	workflows.Register(w)
 	if m != nil {
 		// Every run's read-model write, evaluator call and downstream call
 		// is counted.
 		opts.Metrics = m
-		if opts.Evaluator != nil {
-			opts.Evaluator = evaluator.Observed(opts.Evaluator, m.EvaluatorCall)
-		}
-		d, err := downstream.New(&downstream.Options{Observe: m.DownstreamCall})
-		if err != nil {
-			st.Close()
-			return nil, err
-		}
-		opts.Downstream = d
 	}
 	acts, err := activities.New(st, c, &opts)
 	if err != nil {
@@ -128,54 +120,142 @@ func newHTTPServer(h http.Handler) *http.Server {
 	}
 }
 
-// serveHTTP serves h until ctx ends, then shuts down.
-func serveHTTP(ctx context.Context, addr string, h http.Handler, ready func(url string)) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	return serveAll(ctx, []served{{ln, h}}, func() {
-		if ready != nil {
-			ready("http://" + ln.Addr().String())
-		}
-	})
-}
-
 // served is a handler and the listener it is served on.
 type served struct {
 	ln net.Listener
 	h  http.Handler
 }
 
-// serveAll serves every handler on its listener (each an HTTP server
-// bounded as newHTTPServer says), calls ready once all are serving, and
-// returns when ctx ends (after shutting them all down) or when one of them
-// fails.
-func serveAll(ctx context.Context, servers []served, ready func()) error {
-	errc := make(chan error, len(servers))
-	srvs := make([]*http.Server, len(servers))
-	for i, s := range servers {
-		srv := newHTTPServer(s.h)
-		srvs[i] = srv
-		go func() { errc <- srv.Serve(s.ln) }()
-	}
-	if ready != nil {
-		ready()
-	}
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
+// stackOptions is what dev and serve give the stack beside the runtime
+// flags.
+type stackOptions struct {
+	dbURL     string
+	temporal  client.Client
+	taskQueue string
+	// gateway and worker say which halves run.
+	gateway, worker bool
+	// The gateway's: its public URL, how it checks bearer tokens, its
+	// master key, the authorization servers its metadata names, and the
+	// inbox it mounts ("" for none).
+	baseURL     string
+	verifier    auth.Verifier
+	secret      []byte
+	authServers []string
+	scopes      []string
+	inboxURL    string
+	// notifyURL is the inbox overdue notifications link to ("" for none).
+	notifyURL string
+}
+
+// stack is Baton as dev and serve run it: a worker, a gateway, or both,
+// and the probes that say whether they are ready.
+type stack struct {
+	cfg *runtimeConfig
+	obs *observing
+	// store is the gateway's pool; nil without a gateway.
+	store   *store.Store
+	gateway *gateway.Gateway
+	stops   []func()
+}
+
+// startStack starts what o asks for: the tool registration of --tools,
+// the worker, the gateway. Close it after serving.
+func (c *runtimeConfig) startStack(ctx context.Context, o stackOptions, obs *observing, log *slog.Logger, stdout io.Writer) (s *stack, err error) {
+	s = &stack{cfg: c, obs: obs}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	checks := []readyCheck{{"temporal", func(ctx context.Context) error {
+		_, err := o.temporal.CheckHealth(ctx, &client.CheckHealthRequest{})
+		return err
+	}}}
+	st := (*store.Store)(nil)
+	if o.gateway || c.tools != "" {
+		if st, err = openStore(ctx, o.dbURL); err != nil {
+			return s, err
+		}
+		if o.gateway {
+			s.store = st
+			s.stops = append(s.stops, st.Close)
 		}
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, srv := range srvs {
-		if serr := srv.Shutdown(sctx); err == nil {
-			err = serr
-		}
+	tools, err := registerTools(ctx, st, c.org, c.tools, stdout)
+	if st != nil && !o.gateway {
+		st.Close()
 	}
-	return err
+	if err != nil {
+		return s, err
+	}
+	if o.worker {
+		ev, err := c.evaluator.build()
+		if err != nil {
+			return s, err
+		}
+		stopWorker, err := startWorker(ctx, o.dbURL, o.temporal, o.taskQueue, c.workflowCache, c.drain, obs.metrics, activities.Options{
+			WebhookURL: c.webhook, InboxURL: o.notifyURL, Logger: log, Evaluator: ev,
+		})
+		if err != nil {
+			return s, err
+		}
+		var stopped atomic.Bool
+		s.stops = append(s.stops, func() { stopped.Store(true); stopWorker() })
+		checks = append(checks, readyCheck{"worker", func(context.Context) error {
+			if stopped.Load() {
+				return errors.New("stopped")
+			}
+			return nil
+		}})
+	}
+	if o.gateway {
+		checks = append(checks, readyCheck{"postgres", func(ctx context.Context) error {
+			n, err := s.store.PendingMigrations(ctx)
+			if err == nil && n > 0 {
+				err = fmt.Errorf("%d migrations not applied: run baton migrate", n)
+			}
+			return err
+		}})
+		runs, err := workflows.NewClient(o.temporal, &workflows.ClientOptions{TaskQueue: o.taskQueue})
+		if err != nil {
+			return s, err
+		}
+		s.gateway, err = gateway.New(s.store, runs, o.verifier, &gateway.Options{
+			Org: c.org, BaseURL: o.baseURL, Lease: c.lease, CallWait: c.callWait,
+			MaxUploadBytes: c.maxUpload, MaxRequestsPerIdentity: c.maxPerIdentity, Secret: o.secret, Logger: log, AuthServers: o.authServers, Scopes: o.scopes,
+			UploadQuota: c.gatewayQuota(), Profiles: profiles(c.evaluator.offered(), tools),
+			Observe: obs.toolCalls(), InboxURL: o.inboxURL,
+		})
+		if err != nil {
+			return s, err
+		}
+		go sweepRequests(ctx, s.gateway, c.requestRetention, log)
+	}
+	obs.health.ready(checks)
+	return s, nil
+}
+
+// close stops the worker (giving its activities --drain) and closes the
+// gateway's pool.
+func (s *stack) close() {
+	for i := len(s.stops) - 1; i >= 0; i-- {
+		s.stops[i]()
+	}
+	s.stops = nil
+}
+
+// serve serves the gateway, with the probes, on ln until ctx ends, then
+// drains it (see serveAll); ready is called once it serves. A stack
+// without a gateway waits for ctx alone.
+func (s *stack) serve(ctx context.Context, ln net.Listener, ready func()) error {
+	if s.gateway == nil {
+		if ready != nil {
+			ready()
+		}
+		<-ctx.Done()
+		s.obs.health.drain()
+		return nil
+	}
+	h := s.obs.health.mount(gateway.LimitConcurrency(s.gateway.Handler(), &gateway.ConcurrencyOptions{MaxRequests: s.cfg.maxRequests}))
+	return serveAll(ctx, []served{{ln, s.obs.requests(h)}}, s.cfg.drain, s.obs.health, s.gateway.Cut, ready)
 }

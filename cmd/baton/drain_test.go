@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/baton-run/baton/internal/crmtest"
+	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/interpreter"
+)
+
+const ticketProcess = `---
+name: ticket
+description: Open a ticket.
+steps:
+  - id: open
+    agent: Open the ticket.
+    tools: [crm/create_ticket]
+    output: { ticket: string }
+  - id: done
+    finish: opened
+---
+`
+
+// drainCall is one call_tool of the drain test and what it answered.
+type drainCall struct {
+	args   map[string]any
+	result map[string]any
+	err    error
+}
+
+// A SIGTERM while 32 tool calls are in flight. With time to drain, every
+// call finishes and answers; readyz answers 503 at once. Cut by a short
+// --drain, every call answers retry, and after a restart each requestId
+// replayed answers what its run kept: one ticket per call, none twice.
+func TestDevDrain(t *testing.T) {
+	const n = 32
+	crm, err := crmtest.Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { crm.Close() })
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "tools.yaml")
+	if err := os.WriteFile(tools, []byte(fmt.Sprintf(`servers:
+  - name: crm
+    url: %s
+    timeout: 10s
+    tools:
+      create_ticket: { policy: write, idempotency: key }
+`, crm.URL())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	proc := filepath.Join(dir, "ticket")
+	if err := os.MkdirAll(proc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proc, "PROCESS.md"), []byte(ticketProcess), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := pgtest.DataDir(t)
+	dbURL := pgtest.NewDatabase(t)
+	u, _ := url.Parse(dbURL)
+	launch := func(drain string) *devRun {
+		cfg := devConfigFor(data, "--tools", tools, "--processes", proc, "--drain", drain,
+			"--temporal-database", strings.TrimPrefix(u.Path, "/")+"_temporal")
+		cfg.databaseURL = dbURL
+		return launchDev(t, cfg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	d := launch("30s")
+	drv := devDriver(t, data, d.mcpURL)
+	tokens := make([]string, n)
+	for i := range tokens {
+		v, err := drv.Start(ctx, drive.WalkStarter, "ticket", nil, "live")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := drv.Claim(ctx, drive.WalkAgent, v.Run.ID, "open")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens[i] = c.Token
+	}
+	// round sends one call_tool per run, all at once, and returns once
+	// the crm has them all: they are in flight.
+	round := func(drv *drive.MCP, name string) ([]*drainCall, func()) {
+		calls := make([]*drainCall, n)
+		before := len(crm.Calls("create_ticket"))
+		var wg sync.WaitGroup
+		for i := range calls {
+			c := &drainCall{args: map[string]any{"token": tokens[i], "tool": "crm/create_ticket", "requestId": drive.RequestID(),
+				"arguments": map[string]any{"customer": "alice@example.com", "subject": fmt.Sprintf("%s %d", name, i)}}}
+			calls[i] = c
+			wg.Add(1)
+			go func() { defer wg.Done(); c.err = drv.Call(ctx, drive.WalkAgent, "call_tool", c.args, &c.result) }()
+		}
+		deadline := time.Now().Add(time.Minute)
+		for len(crm.Calls("create_ticket")) < before+n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the crm got %d of %d calls", name, len(crm.Calls("create_ticket"))-before, n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return calls, wg.Wait
+	}
+
+	// 1. Time to drain: every call finishes.
+	crm.SetDelay(2 * time.Second)
+	first, wait := round(drv, "first")
+	d.cancel()
+	time.Sleep(100 * time.Millisecond)
+	if resp, err := http.Get(strings.TrimSuffix(d.metricsURL, "/metrics") + readyzPath); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("readyz while draining: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	wait()
+	d.stop()
+	for i, c := range first {
+		if c.err != nil || c.result["status"] != "completed" {
+			t.Errorf("first call %d: %v %v; want it completed within the drain", i, c.err, c.result)
+		}
+	}
+
+	// 2. A drain too short: the calls are cut and answer retry.
+	d = launch("1s")
+	drv = devDriver(t, data, d.mcpURL)
+	crm.SetDelay(6 * time.Second)
+	second, wait := round(drv, "second")
+	d.cancel()
+	wait()
+	d.stop()
+	for i, c := range second {
+		var e *interpreter.Error
+		if c.err == nil && c.result["status"] == "completed" {
+			continue // finished in time: also an answer
+		}
+		if !errors.As(c.err, &e) || e.Code != interpreter.CodeRetry {
+			t.Errorf("second call %d: %v %v; want its answer or retry", i, c.err, c.result)
+		}
+	}
+
+	// 3. After a restart, each requestId answers what its run kept.
+	crm.SetDelay(0)
+	d = launch("30s")
+	drv = devDriver(t, data, d.mcpURL)
+	for name, calls := range map[string][]*drainCall{"first": first, "second": second} {
+		for i, c := range calls {
+			var again map[string]any
+			if err := drv.Call(ctx, drive.WalkAgent, "call_tool", c.args, &again); err != nil || again["status"] != "completed" {
+				t.Errorf("%s call %d replayed: %v %v", name, i, err, again)
+				continue
+			}
+			if c.result != nil && fmt.Sprint(again["result"]) != fmt.Sprint(c.result["result"]) {
+				t.Errorf("%s call %d replayed %v, first answered %v", name, i, again["result"], c.result["result"])
+			}
+		}
+	}
+	if got := crm.Effects("create_ticket"); got != 2*n {
+		t.Errorf("the crm opened %d tickets for %d calls", got, 2*n)
+	}
+}
