@@ -22,7 +22,7 @@ import (
 )
 
 func main() {
-	listen := flag.String("listen", "127.0.0.1:8091", "address to listen on (baton dev's sign-in server takes 8090)")
+	listen := flag.String("listen", "127.0.0.1:8091", "address to listen on")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	token := os.Getenv("CRM_TOKEN")
