@@ -34,7 +34,7 @@ func (g *Gateway) callTool(ctx context.Context, c *call) (string, interpreter.Co
 	ref := c.str("tool")
 	server, _, ok := interpreter.SplitToolRef(ref)
 	if !ok {
-		return "", nil, invalid(fmt.Sprintf("tool %s is not server/tool.", quote(ref)), "tool: expected server/tool")
+		return "", nil, invalid(fmt.Sprintf("tool %s is not server/tool.", interpreter.Quote(ref)), "tool: expected server/tool")
 	}
 	digest, err := interpreter.CallDigest(ref, args)
 	if err != nil {
@@ -58,7 +58,7 @@ func (g *Gateway) callTool(ctx context.Context, c *call) (string, interpreter.Co
 func (g *Gateway) resolveCall(ctx context.Context, org, runID, stepID, server string, cmd *interpreter.CallTool) error {
 	row, err := g.store.GetRun(ctx, org, runID)
 	if errors.Is(err, store.ErrNotFound) {
-		return notFound(fmt.Sprintf("No run %s in this organization.", quote(runID)))
+		return interpreter.ErrNoRun(runID)
 	}
 	if err != nil {
 		return err

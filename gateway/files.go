@@ -49,7 +49,7 @@ func (g *Gateway) upload(ctx context.Context, c *call) (json.RawMessage, error) 
 	}
 	if errors.Is(err, store.ErrExists) {
 		if f, err = g.store.StatFileByRequest(ctx, c.org, c.reqID); err == nil && f.SHA256 != hex.EncodeToString(sha256Sum(data)) {
-			return nil, conflict("This requestId was already used to upload other bytes; use a new one.", interpreter.IssueRequestIDReused)
+			return nil, interpreter.ErrRequestIDReused()
 		}
 	}
 	if err != nil {

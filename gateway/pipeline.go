@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/store"
@@ -58,7 +57,7 @@ type call struct {
 func (g *Gateway) Call(ctx context.Context, id auth.Identity, tool string, args json.RawMessage) (json.RawMessage, error) {
 	t := g.tools[tool]
 	if t == nil {
-		return nil, invalid(fmt.Sprintf("There is no tool %s.", quote(tool)), "tool: unknown")
+		return nil, invalid(fmt.Sprintf("There is no tool %s.", interpreter.Quote(tool)), "tool: unknown")
 	}
 	id, err := id.Normalize()
 	if err != nil {
@@ -86,7 +85,7 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 	defer func() {
 		if p := recover(); p != nil {
 			g.opts.Logger.ErrorContext(ctx, "tool panicked", "tool", t.name, "panic", p, "stack", string(debug.Stack()))
-			data, err = nil, errRetry
+			data, err = nil, interpreter.ErrRetry()
 		}
 	}()
 	// 1. Decode once.
@@ -205,7 +204,7 @@ func (g *Gateway) send(ctx context.Context, c *call) (workflows.Write, json.RawM
 	}
 	release, err := g.queue.acquire(ctx, w.RunID)
 	if err != nil {
-		return w, nil, errRetry
+		return w, nil, interpreter.ErrRetry()
 	}
 	defer release()
 	answer, err := g.runs.Write(ctx, w)
@@ -218,12 +217,12 @@ func (g *Gateway) send(ctx context.Context, c *call) (workflows.Write, json.RawM
 func (g *Gateway) runGone(ctx context.Context, runID string) error {
 	_, err := g.store.GetRun(ctx, g.opts.Org, runID)
 	if errors.Is(err, store.ErrNotFound) {
-		return notFound(fmt.Sprintf("No run %s in this organization.", quote(runID)))
+		return interpreter.ErrNoRun(runID)
 	}
 	if err != nil {
 		return err
 	}
-	return conflict("The run has ended; nothing more can be written to it.", interpreter.IssueRunEnded)
+	return interpreter.ErrRunEnded()
 }
 
 // reserve claims the call's requestId. It reports a replay, with the stored
@@ -239,7 +238,7 @@ func (g *Gateway) reserve(ctx context.Context, c *call) (json.RawMessage, bool, 
 		return nil, false, nil
 	}
 	if stored.Digest != c.digest {
-		return nil, false, conflict("This requestId was already used with other arguments or by another identity; use a new one.", interpreter.IssueRequestIDReused)
+		return nil, false, interpreter.ErrRequestIDReused()
 	}
 	if stored.Result == nil {
 		c.attempt = stored.Attempt
@@ -299,34 +298,21 @@ func (c *call) actor() interpreter.Actor {
 	return interpreter.Actor{ID: c.id.ID, Kind: interpreter.ActorKind(c.id.Kind), Groups: c.id.Groups}
 }
 
-// quote quotes an id a caller sent for a message, cut to a length a
-// message can carry.
-func quote(s string) string {
-	const most = 80
-	if len(s) > most {
-		cut := most
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return fmt.Sprintf("%q", s)
-}
-
-var errRetry = &interpreter.Error{Code: interpreter.CodeRetry, Message: "The server could not complete the call; retry with the same requestId."}
+// The gateway's own refusals, by code; each is interpreter.Refuse, which
+// keeps a refusal's bounds.
 
 func invalid(message string, issues ...string) *interpreter.Error {
-	return &interpreter.Error{Code: interpreter.CodeInvalid, Message: message, Issues: issues}
+	return interpreter.Refuse(interpreter.CodeInvalid, message, issues...)
 }
 
 func forbidden(message string) *interpreter.Error {
-	return &interpreter.Error{Code: interpreter.CodeForbidden, Message: message}
+	return interpreter.Refuse(interpreter.CodeForbidden, message)
 }
 
 func notFound(message string) *interpreter.Error {
-	return &interpreter.Error{Code: interpreter.CodeNotFound, Message: message}
+	return interpreter.Refuse(interpreter.CodeNotFound, message)
 }
 
 func conflict(message string, issues ...string) *interpreter.Error {
-	return &interpreter.Error{Code: interpreter.CodeConflict, Message: message, Issues: issues}
+	return interpreter.Refuse(interpreter.CodeConflict, message, issues...)
 }

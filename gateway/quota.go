@@ -46,10 +46,8 @@ func (q UploadQuota) store() store.UploadQuota {
 
 // quotaRefusal is the answer to an upload past its identity's quota.
 func quotaRefusal(e *store.QuotaError) *interpreter.Error {
-	return &interpreter.Error{
-		Code: interpreter.CodeRetry,
-		Message: fmt.Sprintf("This identity uploaded %d bytes in the last %v; this file's %d bytes would pass its quota of %d bytes per %v. Retry later with the same requestId.",
+	return interpreter.Refuse(interpreter.CodeRetry,
+		fmt.Sprintf("This identity uploaded %d bytes in the last %v; this file's %d bytes would pass its quota of %d bytes per %v. Retry later with the same requestId.",
 			e.Used, e.Quota.Window, e.Size, e.Quota.Bytes, e.Quota.Window),
-		Issues: []string{fmt.Sprintf("contentBase64: over the upload quota of %d bytes per %v", e.Quota.Bytes, e.Quota.Window)},
-	}
+		fmt.Sprintf("contentBase64: over the upload quota of %d bytes per %v", e.Quota.Bytes, e.Quota.Window))
 }

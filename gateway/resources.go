@@ -94,7 +94,7 @@ func (g *Gateway) readProcess(ctx context.Context, req *mcp.ReadResourceRequest)
 	if n, v, ok := strings.Cut(name, "@"); ok {
 		var err error
 		if version, err = strconv.Atoi(v); err != nil || version < 1 {
-			return nil, g.resourceError(ctx, uri, invalid(fmt.Sprintf("%s is not a version: write name@N with N a published version number.", quote(v)), "version: not a positive integer"))
+			return nil, g.resourceError(ctx, uri, invalid(fmt.Sprintf("%s is not a version: write name@N with N a published version number.", interpreter.Quote(v)), "version: not a positive integer"))
 		}
 		name = n
 	}
@@ -117,7 +117,7 @@ func (g *Gateway) resourceError(ctx context.Context, uri string, err error) erro
 	var e *interpreter.Error
 	if !errors.As(err, &e) {
 		g.opts.Logger.ErrorContext(ctx, "resource read failed", "uri", uri, "error", err)
-		e = errRetry
+		e = interpreter.ErrRetry()
 	}
 	if e.Code == interpreter.CodeNotFound {
 		return mcp.ResourceNotFoundError(uri)

@@ -95,9 +95,9 @@ func (g *Gateway) startRun(ctx context.Context, c *call) (json.RawMessage, error
 	p, pv, err := g.process(ctx, name, version)
 	if errors.Is(err, store.ErrNotFound) {
 		if version > 0 {
-			return nil, notFound(fmt.Sprintf("Process %s has no published version %d.", quote(name), version))
+			return nil, notFound(fmt.Sprintf("Process %s has no published version %d.", interpreter.Quote(name), version))
 		}
-		return nil, notFound(fmt.Sprintf("No published process %s in this organization.", quote(name)))
+		return nil, interpreter.ErrNoProcess(name)
 	}
 	if err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func (g *Gateway) getRun(ctx context.Context, c *call) (any, error) {
 	runID := c.str("runId")
 	final, err := g.store.FinalView(ctx, c.org, runID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFound(fmt.Sprintf("No run %s in this organization.", quote(runID)))
+		return nil, interpreter.ErrNoRun(runID)
 	}
 	if err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ func (g *Gateway) getRun(ctx context.Context, c *call) (any, error) {
 		if final, err = g.store.FinalView(ctx, c.org, runID); err == nil && final != nil {
 			return g.viewWithURLs(final)
 		}
-		return nil, errRetry
+		return nil, interpreter.ErrRetry()
 	}
 	if err != nil {
 		return nil, err

@@ -151,7 +151,7 @@ func (g *Gateway) result(ctx context.Context, tool string, data any, err error) 
 		var e *interpreter.Error
 		if !errors.As(err, &e) {
 			g.opts.Logger.ErrorContext(ctx, "tool failed", "tool", tool, "error", err)
-			e = errRetry
+			e = interpreter.ErrRetry()
 		}
 		env = envelope{OK: false, Error: e}
 	}

@@ -63,7 +63,7 @@ type CheckOutcome struct {
 }
 
 func errBeingChecked() *Error {
-	return refuse(CodeConflict, "A submission of this step is being checked; wait for its answer before sending another.")
+	return Refuse(CodeConflict, "A submission of this step is being checked; wait for its answer before sending another.")
 }
 
 // startCheck applies the objective rules to a submission of a checked step
@@ -92,7 +92,7 @@ func (c CheckDone) apply(m *Machine, now time.Time) (any, error) {
 	}
 	s, sr := m.stepRun(c.StepID)
 	if s == nil || sr.Checking != c.CheckID {
-		return &CheckOutcome{Refusal: refuse(CodeStale, "The step is no longer the one that was checked. Call get_work again.")}, nil
+		return &CheckOutcome{Refusal: Refuse(CodeStale, "The step is no longer the one that was checked. Call get_work again.")}, nil
 	}
 	sr.Checking = ""
 	var it *Item
@@ -105,10 +105,10 @@ func (c CheckDone) apply(m *Machine, now time.Time) (any, error) {
 	// acted on the step meanwhile (its lease waited for the check), and
 	// the loop applies what it changed elsewhere once this is done.
 	if m.run.State.Over() {
-		return &CheckOutcome{Refusal: errRunEnded()}, nil
+		return &CheckOutcome{Refusal: ErrRunEnded()}, nil
 	}
 	if (it == nil && sr.State != StepClaimed) || (it != nil && !it.Open) {
-		return &CheckOutcome{Refusal: refuse(CodeStale, "The step is no longer the one that was checked. Call get_work again.")}, nil
+		return &CheckOutcome{Refusal: Refuse(CodeStale, "The step is no longer the one that was checked. Call get_work again.")}, nil
 	}
 	limits := m.run.Limits.Check
 	var verdict *CheckVerdict
@@ -123,7 +123,7 @@ func (c CheckDone) apply(m *Machine, now time.Time) (any, error) {
 	if verdict == nil {
 		if !s.Advisory {
 			// Nothing changed: the caller sends the same requestId again.
-			return &CheckOutcome{Refusal: refuse(CodeRetry, "The check's evaluator did not answer ("+c.Failure+"); retry with the same requestId.")}, nil
+			return &CheckOutcome{Refusal: Refuse(CodeRetry, "The check's evaluator did not answer ("+c.Failure+"); retry with the same requestId.")}, nil
 		}
 		verdict = NewCheckErrorVerdict(s, c.Model, now)
 	}
@@ -152,7 +152,7 @@ func (c CheckDone) apply(m *Machine, now time.Time) (any, error) {
 			// handoff.check"), so get_run changed.
 			m.touch(now)
 		}
-		e := refuse(CodeNotAccepted, "A check failed the submission: "+joinIssues(lines)+".", lines...)
+		e := Refuse(CodeNotAccepted, "A check failed the submission: "+joinIssues(lines)+".", lines...)
 		return &CheckOutcome{Refusal: e}, nil
 	default: // unsure: escalate as escalate does, the submission held.
 		cand := m.candidate(s, c.Submission, c.By, now)

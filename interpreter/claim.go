@@ -53,22 +53,22 @@ func (c Claim) apply(m *Machine, now time.Time) (any, error) {
 	}
 	s, sr := m.stepRun(c.StepID)
 	if s == nil {
-		return nil, refuse(CodeNotFound, fmt.Sprintf("Run %s has no step %q.", m.run.ID, c.StepID))
+		return nil, Refuse(CodeNotFound, fmt.Sprintf("Run %s has no step %q.", m.run.ID, c.StepID))
 	}
 	if s.Kind != KindAgent {
-		return nil, refuse(CodeForbidden, fmt.Sprintf("Step %q is not an agent step (its kind is %s); only agent steps are claimed.", s.ID, s.Kind))
+		return nil, Refuse(CodeForbidden, fmt.Sprintf("Step %q is not an agent step (its kind is %s); only agent steps are claimed.", s.ID, s.Kind))
 	}
 	if c.Actor.Kind != ActorAgent {
-		return nil, refuse(CodeForbidden, "Only an agent identity can claim a step.")
+		return nil, Refuse(CodeForbidden, "Only an agent identity can claim a step.")
 	}
 	if sr.State == StepClaimed && sr.Lease != nil {
 		if sr.Lease.Holder == c.Actor.ID {
-			return nil, refuse(CodeConflict, "You already hold this step; use your token, or renew it.", IssueClaimedByYou)
+			return nil, Refuse(CodeConflict, "You already hold this step; use your token, or renew it.", IssueClaimedByYou)
 		}
-		return nil, refuse(CodeConflict, "Another agent holds this step.", IssueClaimedByOther)
+		return nil, Refuse(CodeConflict, "Another agent holds this step.", IssueClaimedByOther)
 	}
 	if sr.State != StepReady {
-		return nil, refuse(CodeConflict, fmt.Sprintf("Step %q is not ready (it is %s).", s.ID, sr.State), IssueNotReady)
+		return nil, Refuse(CodeConflict, fmt.Sprintf("Step %q is not ready (it is %s).", s.ID, sr.State), IssueNotReady)
 	}
 	exp := now.Add(c.Lease)
 	sr.State = StepClaimed
@@ -119,13 +119,13 @@ func handoffView(h *Handoff) *Handoff {
 func (m *Machine) leased(stepID, leaseID string, by Actor) (*Step, *StepRun, error) {
 	s, sr := m.stepRun(stepID)
 	if s == nil {
-		return nil, nil, refuse(CodeNotFound, fmt.Sprintf("Run %s has no step %q.", m.run.ID, stepID))
+		return nil, nil, Refuse(CodeNotFound, fmt.Sprintf("Run %s has no step %q.", m.run.ID, stepID))
 	}
 	if sr.State != StepClaimed || sr.Lease == nil || sr.Lease.ID != leaseID {
-		return nil, nil, refuse(CodeStale, "This token's lease has ended or was replaced. Call get_work again.")
+		return nil, nil, Refuse(CodeStale, "This token's lease has ended or was replaced. Call get_work again.")
 	}
 	if by.ID != "" && (by.Kind != ActorAgent || by.ID != sr.Lease.Holder) {
-		return nil, nil, refuse(CodeForbidden, "This token belongs to the agent that claimed the step; claim a step of your own.")
+		return nil, nil, Refuse(CodeForbidden, "This token belongs to the agent that claimed the step; claim a step of your own.")
 	}
 	return s, sr, nil
 }

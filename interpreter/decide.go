@@ -63,28 +63,28 @@ func (c Decide) apply(m *Machine, now time.Time) (any, error) {
 	it := m.item(c.WorkItemID)
 	if it != nil && !hasString(it.Kind.Decisions(), c.Decision) {
 		issue := fmt.Sprintf("decision: not one of %s", strings.Join(it.Kind.Decisions(), ", "))
-		return nil, refuse(CodeInvalid, fmt.Sprintf("Work item %s does not accept %q.", it.ID, c.Decision), issue)
+		return nil, Refuse(CodeInvalid, fmt.Sprintf("Work item %s does not accept %q.", it.ID, c.Decision), issue)
 	}
 	if err := m.live(now); err != nil {
 		return nil, err
 	}
 	if it != nil && !it.Open {
-		return nil, refuse(CodeConflict, fmt.Sprintf("Work item %s was already decided.", it.ID), IssueAlreadyDecided)
+		return nil, Refuse(CodeConflict, fmt.Sprintf("Work item %s was already decided.", it.ID), IssueAlreadyDecided)
 	}
 	if it != nil && it.Checking != "" {
 		return nil, errBeingChecked()
 	}
 	if it == nil {
-		return nil, refuse(CodeNotFound, fmt.Sprintf("Run %s has no work item %q.", m.run.ID, c.WorkItemID))
+		return nil, Refuse(CodeNotFound, fmt.Sprintf("Run %s has no work item %q.", m.run.ID, c.WorkItemID))
 	}
 	if c.Snapshot != m.Snapshot() {
-		return nil, refuse(CodeStale, "The run data changed since you read it. Call get_run for a fresh snapshot and decide again.")
+		return nil, Refuse(CodeStale, "The run data changed since you read it. Call get_run for a fresh snapshot and decide again.")
 	}
 	if !c.Actor.Human() {
-		return nil, refuse(CodeForbidden, "Only a person decides work items.")
+		return nil, Refuse(CodeForbidden, "Only a person decides work items.")
 	}
 	if !m.assigned(it, c.Actor) {
-		return nil, refuse(CodeForbidden, fmt.Sprintf("Work item %s is not assigned to you.", it.ID))
+		return nil, Refuse(CodeForbidden, fmt.Sprintf("Work item %s is not assigned to you.", it.ID))
 	}
 	s, sr := m.stepRun(it.StepID)
 	by := c.Actor.ID
@@ -244,7 +244,7 @@ func (m *Machine) rework(approval *Step, target string, now time.Time) {
 // call it before it reaches the run.
 func CheckDecideArguments(c Decide) error {
 	if issues := c.argumentIssues(); len(issues) > 0 {
-		return refuse(CodeInvalid, "These decide arguments do not go together: "+strings.Join(issues, "; ")+".", issues...)
+		return Refuse(CodeInvalid, "These decide arguments do not go together: "+strings.Join(issues, "; ")+".", issues...)
 	}
 	return nil
 }

@@ -57,7 +57,10 @@ const (
 	MaxMessageBytes = 4000
 )
 
-func refuse(code Code, message string, issues ...string) *Error {
+// Refuse returns a refusal with code, message and issues, within the
+// bounds above. It is the one way to make an Error, here and in the hosts,
+// so every refusal that reaches the wire keeps them.
+func Refuse(code Code, message string, issues ...string) *Error {
 	var kept []string
 	for i, s := range issues {
 		if i == MaxIssues-1 && len(issues) > MaxIssues {
@@ -83,6 +86,47 @@ func cut(s string, n int) string {
 	return s[:end] + ellipsis
 }
 
-func errRunEnded() *Error {
-	return refuse(CodeConflict, "The run has ended; nothing more can be written to it.", IssueRunEnded)
+// The refusals more than one place gives, each in the same words
+// everywhere.
+
+// ErrRunEnded refuses a write to a run that has ended or been cancelled.
+func ErrRunEnded() *Error {
+	return Refuse(CodeConflict, "The run has ended; nothing more can be written to it.", IssueRunEnded)
+}
+
+// ErrRequestIDReused refuses a requestId used before with other arguments
+// or by another identity (spec §4.4).
+func ErrRequestIDReused() *Error {
+	return Refuse(CodeConflict, "This requestId was already used with other arguments or by another identity; use a new one.", IssueRequestIDReused)
+}
+
+// ErrNoRun refuses a runId the organization has no run of.
+func ErrNoRun(runID string) *Error {
+	return Refuse(CodeNotFound, fmt.Sprintf("No run %s in this organization.", Quote(runID)))
+}
+
+// ErrNoProcess refuses a process name the organization has published no
+// version of.
+func ErrNoProcess(name string) *Error {
+	return Refuse(CodeNotFound, fmt.Sprintf("No published process %s in this organization.", Quote(name)))
+}
+
+// ErrRetry is the answer of a call the server could not complete: a
+// failure of its own, not of the call's.
+func ErrRetry() *Error {
+	return Refuse(CodeRetry, "The server could not complete the call; retry with the same requestId.")
+}
+
+// Quote is how a refusal's message shows a caller's text: quoted, and cut
+// at 80 bytes, so a long name keeps the message readable.
+func Quote(s string) string {
+	const most = 80
+	if len(s) > most {
+		end := most
+		for end > 0 && !utf8.RuneStart(s[end]) {
+			end--
+		}
+		s = s[:end] + "…"
+	}
+	return fmt.Sprintf("%q", s)
 }

@@ -29,7 +29,7 @@ func TestRefusalsAreBounded(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := refuse(CodeNotAccepted, tt.message, tt.issues...)
+			e := Refuse(CodeNotAccepted, tt.message, tt.issues...)
 			if tt.want != nil && strings.Join(e.Issues, "|") != strings.Join(tt.want, "|") {
 				t.Errorf("issues\n got %q\nwant %q", e.Issues, tt.want)
 			}
@@ -48,7 +48,7 @@ func TestRefusalsAreBounded(t *testing.T) {
 	}
 	// Refusing does not touch the caller's issues.
 	in := []string{long}
-	refuse(CodeInvalid, "m", in...)
+	Refuse(CodeInvalid, "m", in...)
 	if in[0] != long {
 		t.Error("refuse changed the caller's slice")
 	}
@@ -77,5 +77,34 @@ func TestSubmissionWithManyIssuesIsBounded(t *testing.T) {
 	// 50000 undeclared fields, and the run data over its cap.
 	if len(e.Issues) != MaxIssues || !strings.HasPrefix(e.Issues[0], "output.undeclared_") || e.Issues[MaxIssues-1] != fmt.Sprintf("issues: %d more not shown", 50001-MaxIssues+1) {
 		t.Fatalf("issues %d: first %q, last %q", len(e.Issues), e.Issues[0], e.Issues[len(e.Issues)-1])
+	}
+}
+
+// Each named refusal has its code and, where the spec names one, its
+// stand-alone issue.
+func TestNamedRefusals(t *testing.T) {
+	long := strings.Repeat("é", 60)
+	for _, tc := range []struct {
+		name  string
+		err   *Error
+		code  Code
+		issue string
+		text  string
+	}{
+		{"run ended", ErrRunEnded(), CodeConflict, IssueRunEnded, "The run has ended"},
+		{"requestId reused", ErrRequestIDReused(), CodeConflict, IssueRequestIDReused, "requestId was already used"},
+		{"no run", ErrNoRun("r_1"), CodeNotFound, "", `No run "r_1" in this organization.`},
+		{"no run, long id", ErrNoRun(long), CodeNotFound, "", `No run "` + strings.Repeat("é", 40) + `…" in this organization.`},
+		{"no process", ErrNoProcess("refund"), CodeNotFound, "", `No published process "refund" in this organization.`},
+		{"retry", ErrRetry(), CodeRetry, "", "retry with the same requestId"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.err.Code != tc.code || !strings.Contains(tc.err.Message, tc.text) {
+				t.Errorf("%s = %v", tc.name, tc.err)
+			}
+			if (tc.issue == "") != (len(tc.err.Issues) == 0) || tc.issue != "" && (len(tc.err.Issues) != 1 || tc.err.Issues[0] != tc.issue) {
+				t.Errorf("%s issues = %q, want %q", tc.name, tc.err.Issues, tc.issue)
+			}
+		})
 	}
 }

@@ -15,7 +15,7 @@ type Escalate struct {
 
 func (c Escalate) apply(m *Machine, now time.Time) (any, error) {
 	if strings.TrimSpace(c.Note) == "" {
-		return nil, refuse(CodeInvalid, "An escalation needs a note saying why the step cannot be finished.", "note: required")
+		return nil, Refuse(CodeInvalid, "An escalation needs a note saying why the step cannot be finished.", "note: required")
 	}
 	if err := m.live(now); err != nil {
 		return nil, err

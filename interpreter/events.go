@@ -19,13 +19,13 @@ type Cancel struct {
 
 func (c Cancel) apply(m *Machine, now time.Time) (any, error) {
 	if strings.TrimSpace(c.Reason) == "" {
-		return nil, refuse(CodeInvalid, "A cancellation needs a reason.", "reason: required")
+		return nil, Refuse(CodeInvalid, "A cancellation needs a reason.", "reason: required")
 	}
 	if err := m.live(now); err != nil {
 		return nil, err
 	}
 	if c.Actor.Kind != ActorOperator && c.Actor.Kind != ActorSystem {
-		return nil, refuse(CodeForbidden, "Only an operator can cancel a run.")
+		return nil, Refuse(CodeForbidden, "Only an operator can cancel a run.")
 	}
 	reason := c.Reason
 	m.end(RunCancelled, "", &Ended{By: c.Actor.ID, At: stamp(now), Note: &reason})
@@ -62,17 +62,17 @@ type EventResult struct {
 
 func (c SendEvent) apply(m *Machine, now time.Time) (any, error) {
 	if !eventName.MatchString(c.Name) {
-		return nil, refuse(CodeInvalid, "Event names match ^[a-z][a-z0-9_-]{0,63}$.", "name: must match ^[a-z][a-z0-9_-]{0,63}$")
+		return nil, Refuse(CodeInvalid, "Event names match ^[a-z][a-z0-9_-]{0,63}$.", "name: must match ^[a-z][a-z0-9_-]{0,63}$")
 	}
 	if c.Data != nil && RunDataSize(c.Data) > m.run.Limits.RunDataBytes {
 		issue := fmt.Sprintf("data: over %d bytes", m.run.Limits.RunDataBytes)
-		return nil, refuse(CodeInvalid, "The event data is over the run-data limit.", issue)
+		return nil, Refuse(CodeInvalid, "The event data is over the run-data limit.", issue)
 	}
 	if err := m.live(now); err != nil {
 		return nil, err
 	}
 	if c.Actor.Kind != ActorAgent && c.Actor.Kind != ActorOperator && c.Actor.Kind != ActorSystem {
-		return nil, refuse(CodeForbidden, "Events are sent by agents, systems and operators.")
+		return nil, Refuse(CodeForbidden, "Events are sent by agents, systems and operators.")
 	}
 	res := &EventResult{}
 	for i, sr := range m.run.Steps {
@@ -86,7 +86,7 @@ func (c SendEvent) apply(m *Machine, now time.Time) (any, error) {
 	}
 	if res.ConsumedBy == nil {
 		if len(m.run.Held) >= MaxHeldEvents {
-			return nil, refuse(CodeInvalid,
+			return nil, Refuse(CodeInvalid,
 				fmt.Sprintf("The run already holds %d events that no wait_for step has consumed, the most it keeps; send this one when its wait is waiting.", MaxHeldEvents),
 				fmt.Sprintf("held events: over %d", MaxHeldEvents))
 		}
@@ -112,7 +112,7 @@ func (m *Machine) withinDataCap() error {
 	if m.dataSize()+m.heldSize() <= limit {
 		return nil
 	}
-	return refuse(CodeInvalid,
+	return Refuse(CodeInvalid,
 		fmt.Sprintf("With this event's data, the run data and the events the run holds would be over limits.runDataBytes (%d bytes).", limit),
 		fmt.Sprintf("data: over %d bytes with the run data and held events", limit))
 }

@@ -264,7 +264,7 @@ func (m *Machine) live(now time.Time) error {
 		m.tick(now)
 	}
 	if m.run.State.Over() {
-		return errRunEnded()
+		return ErrRunEnded()
 	}
 	return nil
 }

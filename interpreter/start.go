@@ -40,10 +40,10 @@ func StartRun(c Start, now time.Time) (*Machine, error) {
 		mode = ModeLive
 	}
 	if mode != ModeLive && mode != ModeTest {
-		return nil, refuse(CodeInvalid, "mode must be live or test.", "mode: not one of live, test")
+		return nil, Refuse(CodeInvalid, "mode must be live or test.", "mode: not one of live, test")
 	}
 	if c.Starter.Kind != ActorAgent && c.Starter.Kind != ActorPerson {
-		return nil, refuse(CodeForbidden, "Only an agent or a person can start a run.")
+		return nil, Refuse(CodeForbidden, "Only an agent or a person can start a run.")
 	}
 	inputs := c.Inputs
 	if inputs == nil {
@@ -83,7 +83,7 @@ func StartRun(c Start, now time.Time) (*Machine, error) {
 		issues = append(issues, fmt.Sprintf("run data: over %d bytes", limits.RunDataBytes))
 	}
 	if len(issues) > 0 {
-		return nil, refuse(CodeInvalid, "The inputs do not match the process: "+strings.Join(issues, "; ")+".", issues...)
+		return nil, Refuse(CodeInvalid, "The inputs do not match the process: "+strings.Join(issues, "; ")+".", issues...)
 	}
 	m.activate(c.Process.Steps[0].ID, now)
 	m.tick(now)

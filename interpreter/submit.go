@@ -149,7 +149,7 @@ func (m *Machine) accept(s *Step, sub Submission, needSummary bool, by string, c
 		issues = append(issues, fmt.Sprintf("run data: over %d bytes", m.run.Limits.RunDataBytes))
 	}
 	if len(issues) > 0 {
-		return refuse(CodeNotAccepted, "The submission was not accepted: "+strings.Join(issues, "; ")+".", issues...)
+		return Refuse(CodeNotAccepted, "The submission was not accepted: "+strings.Join(issues, "; ")+".", issues...)
 	}
 	// The record is in place; mark the step done without recording again.
 	m.complete(s, nil, now)

@@ -160,10 +160,10 @@ func (c CallTool) apply(m *Machine, now time.Time) (any, error) {
 		for i, t := range s.Tools {
 			names[i] = t.Ref
 		}
-		return nil, refuse(CodeForbidden, fmt.Sprintf("Step %q may not call %s; its tools are %s.", s.ID, c.Tool, strings.Join(names, ", ")))
+		return nil, Refuse(CodeForbidden, fmt.Sprintf("Step %q may not call %s; its tools are %s.", s.ID, c.Tool, strings.Join(names, ", ")))
 	}
 	if c.ResolveError != "" {
-		return nil, refuse(CodeForbidden, fmt.Sprintf("%s may not be called now: %s.", c.Tool, c.ResolveError))
+		return nil, Refuse(CodeForbidden, fmt.Sprintf("%s may not be called now: %s.", c.Tool, c.ResolveError))
 	}
 	st := m.stepTools(s.ID)
 	e := st.entry(c.CallDigest)
@@ -187,7 +187,7 @@ func (c CallTool) apply(m *Machine, now time.Time) (any, error) {
 			return e.answer(true, "has an outcome no one knows yet; a person was asked; stop, and claim the step again after their answer"), nil
 		case CallStarted:
 			if st.sending(c.CallDigest) {
-				return nil, refuse(CodeRetry, fmt.Sprintf("%s is being sent right now; retry with the same requestId.", c.Tool))
+				return nil, Refuse(CodeRetry, fmt.Sprintf("%s is being sent right now; retry with the same requestId.", c.Tool))
 			}
 		}
 	}
@@ -198,15 +198,15 @@ func (c CallTool) apply(m *Machine, now time.Time) (any, error) {
 	}
 	if e == nil {
 		if len(c.ArgumentIssues) > 0 {
-			return nil, refuse(CodeNotAccepted, "The arguments do not match the tool's input schema: "+strings.Join(c.ArgumentIssues, "; ")+".", c.ArgumentIssues...)
+			return nil, Refuse(CodeNotAccepted, "The arguments do not match the tool's input schema: "+strings.Join(c.ArgumentIssues, "; ")+".", c.ArgumentIssues...)
 		}
 		if len(st.Journal) >= MaxToolCallsPerStep {
 			issue := fmt.Sprintf("journal: at most %d calls in one step", MaxToolCallsPerStep)
-			return nil, refuse(CodeNotAccepted, "This step's journal is full.", issue)
+			return nil, Refuse(CodeNotAccepted, "This step's journal is full.", issue)
 		}
 		if m.journalBytes()+journalEntryBytes+len(c.Arguments) > JournalRunBytes {
 			issue := fmt.Sprintf("journal: over %d bytes in this run", JournalRunBytes)
-			return nil, refuse(CodeNotAccepted, "This run's journal of tool calls is full: no new call can be made in it; calls already journaled can still be repeated.", issue)
+			return nil, Refuse(CodeNotAccepted, "This run's journal of tool calls is full: no new call can be made in it; calls already journaled can still be repeated.", issue)
 		}
 		e = &JournalEntry{
 			Tool: c.Tool, Arguments: c.Arguments, Digest: c.CallDigest, Policy: c.Resolved.Policy,
@@ -273,7 +273,7 @@ func (c CallDone) apply(m *Machine, now time.Time) (any, error) {
 		e.State = CallUnknown
 		s, sr := m.stepRun(c.StepID)
 		if m.run.State.Over() {
-			return &CallOutcome{Refusal: errRunEnded()}, nil
+			return &CallOutcome{Refusal: ErrRunEnded()}, nil
 		}
 		it := m.openCallItem(s, e, ItemCallOutcome, Assignee{Group: m.run.Operators}, now)
 		it.Why, it.SentAt = c.Why, deref(e.StartedAt)
@@ -293,7 +293,7 @@ func (c CallDone) apply(m *Machine, now time.Time) (any, error) {
 			}
 		}
 		server, _, _ := SplitToolRef(e.Tool)
-		return &CallOutcome{Refusal: refuse(CodeRetry, fmt.Sprintf("%s could not be reached or did not answer (%s); nothing was recorded as done. Retry with the same requestId.", server, c.Why))}, nil
+		return &CallOutcome{Refusal: Refuse(CodeRetry, fmt.Sprintf("%s could not be reached or did not answer (%s); nothing was recorded as done. Retry with the same requestId.", server, c.Why))}, nil
 	}
 }
 
@@ -376,7 +376,7 @@ func (m *Machine) decideCall(s *Step, sr *StepRun, it *Item, c Decide, now time.
 		e.Resolution, e.EndedAt = d, &ended
 		if c.Decision == DecisionCompleted {
 			if issues := CheckValues("output", UnknownOutcomeOutput(), c.Output); len(issues) > 0 {
-				return refuse(CodeNotAccepted, "The answer was not accepted: "+strings.Join(issues, "; ")+".", issues...)
+				return Refuse(CodeNotAccepted, "The answer was not accepted: "+strings.Join(issues, "; ")+".", issues...)
 			}
 			text, _ := c.Output["result"].(string)
 			e.State, e.Result = CallCompleted, TextResult(text, false)

@@ -324,21 +324,21 @@ func CheckCallArguments(raw []byte) (json.RawMessage, *Error) {
 		return json.RawMessage("{}"), nil
 	}
 	if raw[0] != '{' {
-		return nil, refuse(CodeInvalid, "arguments must be a JSON object.", "arguments: expected object")
+		return nil, Refuse(CodeInvalid, "arguments must be a JSON object.", "arguments: expected object")
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
-		return nil, refuse(CodeInvalid, "arguments are not valid JSON.", "arguments: "+err.Error())
+		return nil, Refuse(CodeInvalid, "arguments are not valid JSON.", "arguments: "+err.Error())
 	}
 	if issues := inexactIntegers(buf.Bytes()); len(issues) > 0 {
-		return nil, refuse(CodeInvalid, "arguments hold an integer a double cannot hold exactly, which would share its digest with its neighbours; send it as a string.", issues...)
+		return nil, Refuse(CodeInvalid, "arguments hold an integer a double cannot hold exactly, which would share its digest with its neighbours; send it as a string.", issues...)
 	}
 	canon, err := jcs.Transform(buf.Bytes())
 	if err != nil {
-		return nil, refuse(CodeInvalid, "arguments cannot be canonicalized (RFC 8785): "+err.Error()+". Numbers must fit in a double and keys must not repeat.", "arguments: "+err.Error())
+		return nil, Refuse(CodeInvalid, "arguments cannot be canonicalized (RFC 8785): "+err.Error()+". Numbers must fit in a double and keys must not repeat.", "arguments: "+err.Error())
 	}
 	if len(canon) > MaxToolArgumentsBytes {
-		return nil, refuse(CodeInvalid, fmt.Sprintf("arguments are %d bytes; the most a call may carry is %d.", len(canon), MaxToolArgumentsBytes),
+		return nil, Refuse(CodeInvalid, fmt.Sprintf("arguments are %d bytes; the most a call may carry is %d.", len(canon), MaxToolArgumentsBytes),
 			fmt.Sprintf("arguments: over %d bytes", MaxToolArgumentsBytes))
 	}
 	return json.RawMessage(buf.Bytes()), nil
@@ -617,7 +617,7 @@ func TestRunResult(ref string) json.RawMessage {
 // ErrDivergentCall is the refusal of a call of a tool whose approved call
 // has not run yet (profile-tools §6.1 step 3).
 func ErrDivergentCall(tool, approvedDigest string, approvedAttempt int, digest string) *Error {
-	return refuse(CodeConflict, fmt.Sprintf(
+	return Refuse(CodeConflict, fmt.Sprintf(
 		"%s was approved for digest %s (the call proposed in attempt %d); this call's digest is %s. Repeat the approved call exactly, with the arguments in the journal.",
 		tool, approvedDigest, approvedAttempt, digest), IssueDivergentCall)
 }

@@ -155,7 +155,7 @@ func (c *Client) result(ctx context.Context, h client.WorkflowUpdateHandle, dige
 		return nil, noRun(err)
 	}
 	if res.Digest != digest {
-		return nil, &interpreter.Error{Code: interpreter.CodeConflict, Message: "This requestId was already used with other arguments; use a new one.", Issues: []string{interpreter.IssueRequestIDReused}}
+		return nil, interpreter.ErrRequestIDReused()
 	}
 	return res.Value, nil
 }

@@ -202,7 +202,7 @@ func (r *runner) register(ctx workflow.Context) error {
 		validator := func(ctx workflow.Context, raw json.RawMessage) error {
 			q, err := decodeWrite(name, raw)
 			if err != nil {
-				return refusal(&interpreter.Error{Code: interpreter.CodeInvalid, Message: err.Error()})
+				return refusal(interpreter.Refuse(interpreter.CodeInvalid, err.Error()))
 			}
 			return r.check(ctx, q.Org, q.Command)
 		}
@@ -280,7 +280,7 @@ func (r *runner) drainSignals(ctx workflow.Context) {
 // the stored answer for an update id seen before continue-as-new.
 func (r *runner) check(ctx workflow.Context, org string, cmd interpreter.Command) error {
 	if org != "" && org != r.in.Org {
-		return refusal(&interpreter.Error{Code: interpreter.CodeNotFound, Message: "No such run in this organization."})
+		return refusal(interpreter.ErrNoRun(r.in.RunID))
 	}
 	if _, ok := r.replay(ctx); ok {
 		return nil

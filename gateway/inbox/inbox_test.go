@@ -22,7 +22,7 @@ func (c canned) Call(_ context.Context, _ auth.Identity, tool string, _ json.Raw
 	if r, ok := c[tool]; ok {
 		return json.RawMessage(r), nil
 	}
-	return nil, &interpreter.Error{Code: interpreter.CodeNotFound, Message: "no " + tool}
+	return nil, interpreter.Refuse(interpreter.CodeNotFound, "no "+tool)
 }
 
 // get serves one GET as a signed-in identity.

@@ -319,7 +319,7 @@ func (in *Inbox) decide(w http.ResponseWriter, r *http.Request, s *session) {
 		args["next"] = v
 	}
 	if len(uploadIssues) > 0 {
-		p.err = &interpreter.Error{Code: interpreter.CodeInvalid, Message: "A file could not be uploaded, so nothing was decided.", Issues: uploadIssues}
+		p.err = interpreter.Refuse(interpreter.CodeInvalid, "A file could not be uploaded, so nothing was decided.", uploadIssues...)
 		p.issues = issuesByPart{evidence: uploadIssues}
 		in.showItem(w, r, s, http.StatusUnprocessableEntity, p)
 		return

@@ -160,7 +160,7 @@ func (d *Machine) machine(runID string) (*interpreter.Machine, error) {
 	if m := d.runs[runID]; m != nil {
 		return m, nil
 	}
-	return nil, &interpreter.Error{Code: interpreter.CodeNotFound, Message: fmt.Sprintf("No run %s.", runID)}
+	return nil, interpreter.ErrNoRun(runID)
 }
 
 // wire passes v through JSON into out, as a client receives it.

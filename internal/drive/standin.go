@@ -23,7 +23,7 @@ func (ps Processes) lookup(name string) (*interpreter.Process, error) {
 	if p := ps[name]; p != nil {
 		return p, nil
 	}
-	return nil, &interpreter.Error{Code: interpreter.CodeNotFound, Message: fmt.Sprintf("No published process is named %q.", name)}
+	return nil, interpreter.ErrNoProcess(name)
 }
 
 // lease is what a token stands for below the gateway: the gateway signs a
@@ -36,7 +36,7 @@ func (l lease) token() string { return l.run + "|" + l.step + "|" + l.id }
 func parseToken(token string) (lease, error) {
 	parts := strings.Split(token, "|")
 	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
-		return lease{}, &interpreter.Error{Code: interpreter.CodeInvalid, Message: "The token is not one this server issued; claim the step again.", Issues: []string{"token: malformed"}}
+		return lease{}, interpreter.Refuse(interpreter.CodeInvalid, "The token is not one this server issued; claim the step again.", "token: malformed")
 	}
 	return lease{parts[0], parts[1], parts[2]}, nil
 }
