@@ -81,7 +81,7 @@ func (t *temporalTarget) Write(cmd interpreter.Command, s proctest.Scripted) (js
 	case errors.Is(err, workflows.ErrNoRun):
 		// The run's workflow is over: the gateway answers run_ended, as
 		// the machine does.
-		return nil, &interpreter.Error{Code: interpreter.CodeConflict, Message: "The run has ended; nothing more can be written to it.", Issues: []string{interpreter.IssueRunEnded}}
+		return nil, interpreter.ErrRunEnded()
 	}
 	return raw, err
 }
