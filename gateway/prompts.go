@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -60,6 +61,9 @@ func promptHandler(description string, text func(args map[string]string) string)
 	}
 }
 
+// seconds writes a duration for a reader: "50 seconds".
+func seconds(d time.Duration) string { return fmt.Sprintf("%d seconds", int(d.Seconds())) }
+
 func (g *Gateway) offers(profile string) bool { return slices.Contains(g.opts.Profiles, profile) }
 
 func (g *Gateway) workQueuePrompt(args map[string]string) string {
@@ -72,7 +76,7 @@ func (g *Gateway) workQueuePrompt(args map[string]string) string {
 	w("- A claim's lease lasts %d seconds; renew before it ends.\n", lease)
 	w("- Uploads: at most %d bytes a file. At most %d evidence items a submission.\n", g.opts.MaxUploadBytes, MaxEvidence)
 	w("- Run data: at most %d bytes per run; keep outputs to what the step asks for.\n", g.opts.RunDataBytes)
-	w("- A write may take up to %s before it answers retry; call again with the same requestId.\n\n", g.opts.CallWait)
+	w("- A write may take up to %s before it answers retry; call again with the same requestId.\n\n", seconds(g.opts.CallWait))
 	w("## The loop\n\n")
 	if p := args["process"]; p != "" {
 		w("1. Call `get_work` with `{\"process\": %q}`: ready steps of that process, oldest first, each with the exact claim call. Work on no other process.\n", p)
@@ -117,7 +121,7 @@ func (g *Gateway) decidePrompt(args map[string]string) string {
 	} else {
 		w("1. Call `get_work` and list my items, oldest first: the process, the step, the text, and whether it is overdue.\n")
 	}
-	w("2. For the item I pick, call `get_run` with its runId and show me what I need to decide: the item's text, its handoff and escalation notes, the earlier steps' outputs and summaries, and the evidence (file links expire after %s; read the run again for fresh ones).\n", g.opts.FileURLTTL)
+	w("2. For the item I pick, call `get_run` with its runId and show me what I need to decide: the item's text, its handoff and escalation notes, the earlier steps' outputs and summaries, and the evidence (file links expire after %s; read the run again for fresh ones).\n", seconds(g.opts.FileURLTTL))
 	w("3. Ask me for my decision. Offer only what the item's `decide.decisions` lists: `approved`, `rejected` or `failed` on an approval; `completed` or `failed` on a task; `returned`, `completed` or `failed` on an escalated step.\n")
 	w("4. Call `decide` with the item's `decide.arguments` as given (runId, workItemId and the snapshot you read) plus `decision`, and a new requestId.\n\n")
 	w("The rules that matter:\n\n")

@@ -254,6 +254,10 @@ func (b *baton) connect(id auth.Identity) *user {
 	return &user{t: b.t, b: b, id: id, cs: cs, outputs: outputSchemas(b.t, cs)}
 }
 
+// compiledOutputs are the output schemas compiled so far, by their text:
+// every gateway of the suite declares the same ones.
+var compiledOutputs sync.Map // string → *santhosh.Schema
+
 // outputSchemas compiles every listed tool's declared output schema, as a
 // client that checks structured content does.
 func outputSchemas(t testing.TB, cs *mcp.ClientSession) map[string]*santhosh.Schema {
@@ -262,9 +266,6 @@ func outputSchemas(t testing.TB, cs *mcp.ClientSession) map[string]*santhosh.Sch
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := santhosh.NewCompiler()
-	c.DefaultDraft(santhosh.Draft2020)
-	c.UseLoader(santhosh.SchemeURLLoader{})
 	out := map[string]*santhosh.Schema{}
 	for _, tool := range list.Tools {
 		if tool.OutputSchema == nil {
@@ -274,17 +275,26 @@ func outputSchemas(t testing.TB, cs *mcp.ClientSession) map[string]*santhosh.Sch
 		if err != nil {
 			t.Fatal(err)
 		}
+		if sch, ok := compiledOutputs.Load(string(b)); ok {
+			out[tool.Name] = sch.(*santhosh.Schema)
+			continue
+		}
 		doc, err := santhosh.UnmarshalJSON(bytes.NewReader(b))
 		if err != nil {
 			t.Fatal(err)
 		}
-		url := "baton:output/" + tool.Name
-		if err := c.AddResource(url, doc); err != nil {
+		c := santhosh.NewCompiler()
+		c.DefaultDraft(santhosh.Draft2020)
+		c.UseLoader(santhosh.SchemeURLLoader{})
+		if err := c.AddResource("baton:output", doc); err != nil {
 			t.Fatal(err)
 		}
-		if out[tool.Name], err = c.Compile(url); err != nil {
+		sch, err := c.Compile("baton:output")
+		if err != nil {
 			t.Fatalf("%s's output schema: %v", tool.Name, err)
 		}
+		compiledOutputs.Store(string(b), sch)
+		out[tool.Name] = sch
 	}
 	return out
 }

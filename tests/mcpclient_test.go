@@ -51,8 +51,8 @@ func TestMCPClient_PromptsAndResources(t *testing.T) {
 		return res.Messages[0].Content.(*mcp.TextContent).Text
 	}
 	for name, want := range map[string][]string{
-		"work-queue":      {"300 seconds", "Profiles: parallel-1.", `{"process": "supplier-onboarding"}`, "at most 10485760 bytes", "64 evidence items", "escalate", "requestId"},
-		"decide-my-items": {`{"process": "supplier-onboarding"}`, "snapshot", "`stale`", "need a `note`", "decide.decisions"},
+		"work-queue":      {"300 seconds", "up to 50 seconds", "Profiles: parallel-1.", `{"process": "supplier-onboarding"}`, "at most 10485760 bytes", "64 evidence items", "escalate", "requestId"},
+		"decide-my-items": {`{"process": "supplier-onboarding"}`, "expire after 900 seconds", "snapshot", "`stale`", "need a `note`", "decide.decisions"},
 		"author-process":  {"baton validate --profiles parallel-1", "This server offers: parallel-1.", "`parallel:", "262144 bytes"},
 	} {
 		got := text(name, map[string]string{"process": "supplier-onboarding"})
