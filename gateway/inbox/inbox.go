@@ -274,7 +274,12 @@ func (in *Inbox) call(ctx context.Context, s *session, tool string, args map[str
 	if err != nil {
 		return err
 	}
-	raw, err := in.tools.Call(ctx, s.identity(), tool, b)
+	return in.callRaw(ctx, s, tool, b, out)
+}
+
+// callRaw is call with the arguments as JSON.
+func (in *Inbox) callRaw(ctx context.Context, s *session, tool string, args json.RawMessage, out any) error {
+	raw, err := in.tools.Call(ctx, s.identity(), tool, args)
 	if err != nil {
 		if _, ok := refusal(err); !ok {
 			in.opts.Logger.ErrorContext(ctx, "inbox: tool failed", "tool", tool, "identity", s.ID, "error", err)

@@ -1,7 +1,9 @@
 package inbox
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
@@ -338,17 +340,16 @@ func (in *Inbox) decide(w http.ResponseWriter, r *http.Request, s *session) {
 	http.Redirect(w, r, RunURL(Path, runID)+"?"+q.Encode(), http.StatusSeeOther)
 }
 
-// upload stores one posted file through the upload tool.
+// upload stores one posted file through the upload tool. The arguments
+// are written straight into one buffer of their final size, the file
+// base64-encoded into it as it is read: no copy of the file, of its
+// base64 or of the arguments is made on the way.
 func (in *Inbox) upload(r *http.Request, s *session, fh *multipart.FileHeader, reqID string) (string, error) {
 	f, err := fh.Open()
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return "", err
-	}
 	ct := fh.Header.Get("Content-Type")
 	if ct == "" {
 		ct = "application/octet-stream"
@@ -357,10 +358,22 @@ func (in *Inbox) upload(r *http.Request, s *session, fh *multipart.FileHeader, r
 	if name == "" {
 		name = "file"
 	}
+	head, err := json.Marshal(map[string]string{"fileName": name, "contentType": ct, "requestId": reqID})
+	if err != nil {
+		return "", err
+	}
+	var args bytes.Buffer
+	args.Grow(len(head) + len(`,"contentBase64":""`) + base64.StdEncoding.EncodedLen(int(fh.Size)))
+	args.Write(head[:len(head)-1]) // without its closing brace
+	args.WriteString(`,"contentBase64":"`)
+	enc := base64.NewEncoder(base64.StdEncoding, &args)
+	if _, err := io.Copy(enc, f); err != nil {
+		return "", err
+	}
+	enc.Close()
+	args.WriteString(`"}`)
 	var up uploaded
-	err = in.call(r.Context(), s, "upload", map[string]any{
-		"fileName": name, "contentType": ct, "contentBase64": base64.StdEncoding.EncodeToString(data), "requestId": reqID,
-	}, &up)
+	err = in.callRaw(r.Context(), s, "upload", args.Bytes(), &up)
 	return up.ID, err
 }
 
