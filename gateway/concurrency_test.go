@@ -97,14 +97,7 @@ func TestLimitPerIdentity(t *testing.T) {
 	b := setup(t, &Options{MaxRequestsPerIdentity: 2})
 	srv := httptest.NewServer(b.g.Handler())
 	t.Cleanup(srv.Close) // after the stalled connections close
-	token := func(id string) string {
-		tok, err := b.issuer.Issue(auth.Identity{ID: id, Kind: auth.KindAgent}, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
-	}
-	greedy, other := token("a_greedy"), token("a_other")
+	greedy := auth.Identity{ID: "a_greedy", Kind: auth.KindAgent}
 	// Two uploads whose bodies stall after their first bytes.
 	stalled := func() net.Conn {
 		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
@@ -113,17 +106,13 @@ func TestLimitPerIdentity(t *testing.T) {
 		}
 		t.Cleanup(func() { conn.Close() })
 		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 2000000\r\n\r\n%s",
-			srv.Listener.Addr(), greedy, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"upload","arguments":{"contentBase64":"AAAA`)
+			srv.Listener.Addr(), b.token(t, greedy), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"upload","arguments":{"contentBase64":"AAAA`)
 		return conn
 	}
 	stalled()
 	stalled()
-	describe := func(tok string) (*http.Response, string) {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"describe","arguments":{}}}`))
-		req.Header.Set("Authorization", "Bearer "+tok)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
+	describe := func(id auth.Identity) (*http.Response, string) {
+		resp, err := b.post(t, srv.URL, id, strings.NewReader(toolCall(`{"name":"describe","arguments":{}}`)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +138,7 @@ func TestLimitPerIdentity(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // the stalled uploads are still arriving
 	}
-	if resp, body := describe(other); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"result"`) {
+	if resp, body := describe(auth.Identity{ID: "a_other", Kind: auth.KindAgent}); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"result"`) {
 		t.Fatalf("another identity: %d %.200s; want served", resp.StatusCode, body)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gowebpki/jcs"
 
@@ -40,18 +39,10 @@ func TestUploadMemoryOverMCP(t *testing.T) {
 	b := setup(t, nil)
 	srv := httptest.NewServer(b.g.Handler())
 	defer srv.Close()
-	tok, err := b.issuer.Issue(auth.Identity{ID: "a_scanner", Kind: auth.KindAgent}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
 	data := make([]byte, 10<<20)
 	rand.Read(data)
 	post := func(body []byte) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := b.post(t, srv.URL, testAgent, bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
