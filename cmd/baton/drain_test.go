@@ -82,13 +82,16 @@ func TestDevDrain(t *testing.T) {
 
 	d := launch("30s")
 	drv := devDriver(t, data, d.mcpURL)
-	tokens := make([]string, n)
+	// One agent a run: an identity gets at most
+	// gateway.DefaultRequestsPerIdentity requests at once.
+	tokens, agents := make([]string, n), make([]drive.Who, n)
 	for i := range tokens {
+		agents[i] = drive.Who{ID: fmt.Sprintf("a_drain%d", i), Kind: interpreter.ActorAgent}
 		v, err := drv.Start(ctx, drive.WalkStarter, "ticket", nil, "live")
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := drv.Claim(ctx, drive.WalkAgent, v.Run.ID, "open")
+		c, err := drv.Claim(ctx, agents[i], v.Run.ID, "open")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +108,7 @@ func TestDevDrain(t *testing.T) {
 				"arguments": map[string]any{"customer": "alice@example.com", "subject": fmt.Sprintf("%s %d", name, i)}}}
 			calls[i] = c
 			wg.Add(1)
-			go func() { defer wg.Done(); c.err = drv.Call(ctx, drive.WalkAgent, "call_tool", c.args, &c.result) }()
+			go func() { defer wg.Done(); c.err = drv.Call(ctx, agents[i], "call_tool", c.args, &c.result) }()
 		}
 		deadline := time.Now().Add(time.Minute)
 		for len(crm.Calls("create_ticket")) < before+n {
@@ -160,7 +163,7 @@ func TestDevDrain(t *testing.T) {
 	for name, calls := range map[string][]*drainCall{"first": first, "second": second} {
 		for i, c := range calls {
 			var again map[string]any
-			if err := drv.Call(ctx, drive.WalkAgent, "call_tool", c.args, &again); err != nil || again["status"] != "completed" {
+			if err := drv.Call(ctx, agents[i], "call_tool", c.args, &again); err != nil || again["status"] != "completed" {
 				t.Errorf("%s call %d replayed: %v %v", name, i, err, again)
 				continue
 			}
