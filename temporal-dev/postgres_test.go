@@ -142,7 +142,7 @@ func TestPostgresUpdatesOlderSchema(t *testing.T) {
 			t.Fatal(err)
 		}
 		conf := &config.SQL{
-			PluginName: postgresplugin.PluginNamePGX, DatabaseName: name, User: pgtest.User,
+			PluginName: postgresplugin.PluginNamePGX, DatabaseName: name, User: pgtest.User, Password: pg.Password(),
 			ConnectAddr: "127.0.0.1:" + strconv.Itoa(pg.Port()), ConnectAttributes: map[string]string{"sslmode": "disable"},
 		}
 		conn, err := sqltool.NewConnection(conf, log.NewNoopLogger())

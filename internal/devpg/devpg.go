@@ -4,7 +4,10 @@
 //
 // The cluster lives in DIR/postgres. While `baton dev` runs, its server
 // listens on a loopback port that PostgreSQL itself records in
-// DIR/postgres/postmaster.pid; [Open] reads that file and connects there.
+// DIR/postgres/postmaster.pid; [Open] reads that file and connects there
+// with the superuser's password, which the cluster keeps in
+// DIR/postgres/baton-password (pgtest.PasswordFile, mode 0600): the server
+// trusts no connection, so another local user cannot use it.
 // When no server runs, [Open] starts one on the folder for as long as the
 // command needs it, and [DB.Close] stops it.
 //

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/baton-run/baton/internal/pgtest"
 )
@@ -92,6 +93,15 @@ func TestOpenWhileDevRuns(t *testing.T) {
 	}
 	if db.URL() != dev.URL() {
 		t.Errorf("URL = %s, want dev's %s", db.URL(), dev.URL())
+	}
+	// The password came from the cluster's file; without it dev's server
+	// refuses the connection.
+	if !strings.Contains(db.URL(), ":"+dev.Password()+"@") {
+		t.Errorf("URL %s carries no password", db.URL())
+	}
+	if c, err := pgconn.Connect(ctx, strings.Replace(db.URL(), ":"+dev.Password()+"@", "@", 1)); err == nil {
+		c.Close(ctx)
+		t.Error("dev's server took a connection without the password")
 	}
 	execSQL(t, db.URL(), "INSERT INTO seen VALUES (2)")
 	if err := db.Close(); err != nil {
@@ -216,17 +226,17 @@ func TestPidFileURL(t *testing.T) {
 		{
 			name: "tcp",
 			pid:  "4242\n/data/postgres\n1700000000\n5433\n/tmp/baton-pg-1/sock\n127.0.0.1\n  5433001    131072\nready   \n",
-			want: "postgres://postgres@127.0.0.1:5433/postgres?sslmode=disable", ok: true,
+			want: "postgres://postgres:pw@127.0.0.1:5433/postgres?sslmode=disable", ok: true,
 		},
 		{
 			name: "any address",
 			pid:  "1\n/d\n1\n5000\n/s\n*\n1 2\nready\n",
-			want: "postgres://postgres@127.0.0.1:5000/postgres?sslmode=disable", ok: true,
+			want: "postgres://postgres:pw@127.0.0.1:5000/postgres?sslmode=disable", ok: true,
 		},
 		{
 			name: "socket only",
 			pid:  "1\n/d\n1\n5000\n/run/pg\n\n1 2\nready\n",
-			want: "postgres://postgres@/postgres?host=%2Frun%2Fpg&port=5000&sslmode=disable", ok: true,
+			want: "postgres://postgres:pw@/postgres?host=%2Frun%2Fpg&port=5000&sslmode=disable", ok: true,
 		},
 		{name: "starting", pid: "1\n/d\n1\n5000\n/s\n127.0.0.1\n1 2\nstarting\n"},
 		{name: "stopping", pid: "1\n/d\n1\n5000\n/s\n127.0.0.1\n1 2\nstopping\n"},
@@ -235,7 +245,7 @@ func TestPidFileURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := pidFileURL(tt.pid)
+			got, ok := pidFileURL(tt.pid, "pw")
 			if ok != tt.ok || got != tt.want {
 				t.Fatalf("pidFileURL = %q, %v; want %q, %v", got, ok, tt.want, tt.ok)
 			}

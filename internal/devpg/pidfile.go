@@ -25,14 +25,19 @@ const (
 )
 
 // running returns the URL of the server running on the cluster in dir, as
-// its postmaster.pid describes it, once a connection there succeeds. A
-// missing or stale file, or a server not ready, gives false.
+// its postmaster.pid describes it, with the cluster's password, once a
+// connection there succeeds. A missing or stale file, a server not ready,
+// or a cluster without a password file gives false.
 func running(ctx context.Context, dir string) (string, bool) {
 	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
 	if err != nil {
 		return "", false
 	}
-	u, ok := pidFileURL(string(b))
+	password, err := pgtest.ReadPassword(dir)
+	if err != nil {
+		return "", false
+	}
+	u, ok := pidFileURL(string(b), password)
 	if !ok {
 		return "", false
 	}
@@ -47,9 +52,9 @@ func running(ctx context.Context, dir string) (string, bool) {
 }
 
 // pidFileURL reads a postmaster.pid: the server's URL for the "postgres"
-// database, over TCP when it listens on an address, else over its unix
-// socket. ok is false unless the server says it is ready.
-func pidFileURL(pid string) (string, bool) {
+// database with password, over TCP when it listens on an address, else
+// over its unix socket. ok is false unless the server says it is ready.
+func pidFileURL(pid, password string) (string, bool) {
 	lines := strings.Split(pid, "\n")
 	line := func(n int) string {
 		if n > len(lines) {
@@ -64,7 +69,7 @@ func pidFileURL(pid string) (string, bool) {
 	if err != nil || port <= 0 || port > 65535 {
 		return "", false
 	}
-	u := url.URL{Scheme: "postgres", User: url.User(pgtest.User), Path: "/postgres"}
+	u := url.URL{Scheme: "postgres", User: url.UserPassword(pgtest.User, password), Path: "/postgres"}
 	q := url.Values{"sslmode": {"disable"}}
 	switch host := line(pidLineListenAddr); host {
 	case "":

@@ -18,5 +18,5 @@ func ExampleStart() {
 		log.Fatal(err) // names the package to install when PostgreSQL is missing
 	}
 	defer srv.Stop()
-	fmt.Println(srv.URL()) // postgres://postgres@127.0.0.1:5433/postgres?sslmode=disable
+	fmt.Println(srv.URL()) // postgres://postgres:PASSWORD@127.0.0.1:5433/postgres?sslmode=disable
 }

@@ -4,7 +4,10 @@
 // Start is the library form, used by tests and by `baton dev` alike: it runs
 // initdb into a data folder (a temporary one, or a persistent one that later
 // starts reuse), then postgres listening on a loopback TCP port only, with its
-// unix sockets in a private temporary folder. PostgreSQL refuses to run as
+// unix sockets in a private temporary folder. No connection is trusted, on
+// TCP or the socket: the superuser has a generated password, kept in the
+// data folder (PasswordFile, mode 0600) and carried by URL, so another local
+// user cannot connect as the superuser. PostgreSQL refuses to run as
 // root; when the current process is root the server runs as the `postgres`
 // system user that the Debian and RPM packages create.
 //
@@ -15,6 +18,8 @@ package pgtest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -65,13 +70,26 @@ type Options struct {
 // found.
 var ErrBinariesNotFound = errors.New("pgtest: PostgreSQL server binaries (initdb, postgres) not found; install postgresql-15 (Debian/Ubuntu: apt-get install postgresql-15) or set Options.BinDir")
 
-// User is the database superuser the server is initialized with. Connections
-// from loopback are trusted; no password is needed.
+// User is the database superuser the server is initialized with. Every
+// connection needs its password (Server.Password, ReadPassword).
 const User = "postgres"
+
+// PasswordFile is the file in the data folder holding User's password, one
+// line of hex, readable by its owner only.
+const PasswordFile = "baton-password"
+
+// hba is the pg_hba.conf of every cluster: a password on every connection,
+// over the unix socket and loopback TCP alike.
+const hba = `# Written by Baton: every connection needs the password in ` + PasswordFile + `.
+local all all scram-sha-256
+host all all 127.0.0.1/32 scram-sha-256
+host all all ::1/128 scram-sha-256
+`
 
 // Server is a running private PostgreSQL server.
 type Server struct {
 	port     int
+	password string
 	dataDir  string
 	runDir   string // temporary: sockets, and the data folder when temporary
 	tempData bool
@@ -167,7 +185,9 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 	return s, nil
 }
 
-// initdb creates the cluster unless the data folder already holds one.
+// initdb creates the cluster unless the data folder already holds one,
+// with a new password. A cluster without a password file (made when the
+// server trusted local connections) gets one, and stops trusting.
 func (s *Server) initdb(ctx context.Context, binDir string, cred *syscall.Credential) error {
 	if _, err := os.Stat(filepath.Join(s.dataDir, "PG_VERSION")); err == nil {
 		if cred != nil {
@@ -175,7 +195,11 @@ func (s *Server) initdb(ctx context.Context, binDir string, cred *syscall.Creden
 				return err
 			}
 		}
-		return nil
+		s.password, err = ReadPassword(s.dataDir)
+		if errors.Is(err, os.ErrNotExist) {
+			return s.setPassword(ctx, binDir, cred)
+		}
+		return err
 	}
 	if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
 		return fmt.Errorf("pgtest: create data folder: %w", err)
@@ -183,9 +207,15 @@ func (s *Server) initdb(ctx context.Context, binDir string, cred *syscall.Creden
 	if err := chownTo(s.dataDir, cred); err != nil {
 		return err
 	}
+	s.password = newPassword()
+	pwFile := filepath.Join(s.runDir, "initdb-password")
+	if err := writeOwned(pwFile, s.password+"\n", cred); err != nil {
+		return err
+	}
+	defer os.Remove(pwFile)
 	args := []string{
-		"-D", s.dataDir, "-U", User, "--auth=trust", "--encoding=UTF8", "--locale=C",
-		"--no-instructions",
+		"-D", s.dataDir, "-U", User, "--auth=scram-sha-256", "--pwfile=" + pwFile,
+		"--encoding=UTF8", "--locale=C", "--no-instructions",
 	}
 	if s.tempData {
 		args = append(args, "--no-sync")
@@ -197,13 +227,78 @@ func (s *Server) initdb(ctx context.Context, binDir string, cred *syscall.Creden
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("pgtest: initdb %s: %w\n%s%s", s.dataDir, err, out.Bytes(), accessHint(cred))
 	}
+	return s.keepPassword(cred)
+}
+
+// setPassword gives the superuser of a cluster that has no password file a
+// new password, in single-user mode (the server does not run, nothing can
+// connect meanwhile), and makes every connection need it.
+func (s *Server) setPassword(ctx context.Context, binDir string, cred *syscall.Credential) error {
+	s.password = newPassword()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "postgres"), "--single", "-D", s.dataDir, "postgres")
+	cmd.Stdin = strings.NewReader("ALTER ROLE " + User + " PASSWORD '" + s.password + "'\n")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	s.prepare(cmd, cred)
+	if err := cmd.Run(); err != nil || strings.Contains(out.String(), "ERROR") {
+		return fmt.Errorf("pgtest: set the password of %s: %v\n%s%s", s.dataDir, err, out.Bytes(), accessHint(cred))
+	}
+	return s.keepPassword(cred)
+}
+
+// keepPassword writes pg_hba.conf and the password file.
+func (s *Server) keepPassword(cred *syscall.Credential) error {
+	if err := writeOwned(filepath.Join(s.dataDir, "pg_hba.conf"), hba, cred); err != nil {
+		return err
+	}
+	return writeOwned(filepath.Join(s.dataDir, PasswordFile), s.password+"\n", cred)
+}
+
+// ReadPassword returns the superuser's password of the cluster in dataDir,
+// from its PasswordFile. A cluster that has none was made before Baton
+// gave clusters passwords; its next Start gives it one.
+func ReadPassword(dataDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, PasswordFile))
+	if err != nil {
+		return "", fmt.Errorf("pgtest: the password of the cluster in %s: %w", dataDir, err)
+	}
+	pw := strings.TrimSpace(string(b))
+	if pw == "" {
+		return "", fmt.Errorf("pgtest: the password file of the cluster in %s is empty", dataDir)
+	}
+	return pw, nil
+}
+
+// newPassword returns 128 random bits as hex, which a URL carries as is.
+func newPassword() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// writeOwned writes a file only its owner reads, owned by the server's
+// user when it runs as another one.
+func writeOwned(path, content string, cred *syscall.Credential) error {
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		return fmt.Errorf("pgtest: write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		return fmt.Errorf("pgtest: write %s: %w", path, err)
+	}
+	if err := chownTo(tmp, cred); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("pgtest: write %s: %w", path, err)
+	}
 	return nil
 }
 
 // start runs postgres on port and waits until it accepts connections.
 func (s *Server) start(ctx context.Context, binDir string, cred *syscall.Credential, port int, out io.Writer) error {
 	s.log.Reset()
-	sockDir := filepath.Join(s.runDir, "sock")
+	sockDir := s.SocketDir()
 	if err := os.MkdirAll(sockDir, 0o700); err != nil {
 		return fmt.Errorf("pgtest: create socket folder: %w", err)
 	}
@@ -276,13 +371,20 @@ func (s *Server) URL() string { return s.DatabaseURL("postgres") }
 func (s *Server) DatabaseURL(name string) string {
 	u := url.URL{
 		Scheme:   "postgres",
-		User:     url.User(User),
+		User:     url.UserPassword(User, s.password),
 		Host:     net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)),
 		Path:     "/" + name,
 		RawQuery: "sslmode=disable",
 	}
 	return u.String()
 }
+
+// Password returns the password of User, which every connection needs.
+func (s *Server) Password() string { return s.password }
+
+// SocketDir returns the folder of the server's unix socket, private to the
+// user the server runs as (and root).
+func (s *Server) SocketDir() string { return filepath.Join(s.runDir, "sock") }
 
 // Port returns the TCP port the server listens on (loopback only).
 func (s *Server) Port() int { return s.port }
