@@ -1,14 +1,17 @@
 package tests
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/baton-run/baton/activities/downstream"
 	"github.com/baton-run/baton/internal/crmtest"
 	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/spectest"
@@ -351,5 +354,46 @@ func TestTools_OutcomeUnknown(t *testing.T) {
 	r = tb.agent.callTool(c.Token, "forgetful/create_ticket", map[string]any{"customer": "bob@example.com", "subject": "y"})
 	if r.Status != "completed" || !r.Reused || !strings.Contains(string(r.Result), "Ticket T-7 exists.") || tb.forgetful.Effects("create_ticket") != 1 {
 		t.Fatalf("after the operator's answer: %+v, %d tickets", r, tb.forgetful.Effects("create_ticket"))
+	}
+}
+
+// An operator tightens a tool after a call of it was journaled: the
+// repeat of that call waits for approval instead of being sent again
+// (docs/profile-tools.md §6.1 step 2), and runs once approved.
+func TestTools_TightenedPolicyAppliesToAJournaledCall(t *testing.T) {
+	t.Parallel()
+	tb := startTools(t)
+	v := tb.startRefund(t)
+	c := claimStep(tb.agent, v.Run.ID, "resolve")
+	if err := tb.crm.SetDown(true); err != nil {
+		t.Fatal(err)
+	}
+	ticket := map[string]any{"customer": "alice@example.com", "subject": "Order 1042 arrived broken"}
+	tb.agent.refused("call_tool", callArgs(c.Token, "crm/create_ticket", ticket), interpreter.CodeRetry)
+	if err := tb.crm.SetDown(false); err != nil {
+		t.Fatal(err)
+	}
+	tightened := strings.Replace(fmt.Sprintf(toolsRegistration, tb.crm.URL(), tb.forgetful.URL()),
+		"create_ticket: { policy: write, idempotency: key }", "create_ticket: { policy: approval_required, idempotency: key, approvers: [finance] }", 1)
+	file := filepath.Join(t.TempDir(), "tools.yaml")
+	if err := os.WriteFile(file, []byte(tightened), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := downstream.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tb.b.store.RegisterTools(context.Background(), "o_test", file, d.Lister()); err != nil {
+		t.Fatal(err)
+	}
+	r := tb.agent.callTool(c.Token, "crm/create_ticket", ticket)
+	if r.Status != "awaiting_approval" || r.WorkItemID == nil || tb.crm.Effects("create_ticket") != 0 {
+		t.Fatalf("the journaled call repeated after the tool needs approval: %+v, %d tickets", r, tb.crm.Effects("create_ticket"))
+	}
+	v = getRun(tb.agent, v.Run.ID)
+	tb.finOnly.ok("decide", decideArgs(v, itemFor(v, "resolve"), "approved", nil), &v)
+	c = claimStep(tb.agent, v.Run.ID, "resolve")
+	if r := tb.agent.callTool(c.Token, "crm/create_ticket", ticket); r.Status != "completed" || tb.crm.Effects("create_ticket") != 1 {
+		t.Fatalf("the approved call: %+v, %d tickets", r, tb.crm.Effects("create_ticket"))
 	}
 }
