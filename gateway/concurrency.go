@@ -68,7 +68,7 @@ func LimitConcurrency(next http.Handler, opts *ConcurrencyOptions) http.Handler 
 
 // DefaultRequestsPerIdentity is how many requests one identity has served
 // at once unless Options.MaxRequestsPerIdentity says otherwise.
-const DefaultRequestsPerIdentity = 16
+const DefaultRequestsPerIdentity = 64
 
 // identitySlots counts the requests each identity has in flight, so that
 // one caller (a slow upload or many) cannot take every slot of
