@@ -114,11 +114,8 @@ func (g *Gateway) Admit(id auth.Identity) (release func(), ok bool) {
 // with Retry-After and the tool error retry as JSON, and the connection
 // is closed.
 func (g *Gateway) limitPerIdentity(next http.Handler) http.Handler {
-	body, _ := json.Marshal(interpreter.Error{
-		Code:    interpreter.CodeRetry,
-		Message: fmt.Sprintf("This caller already has %d requests in progress, the most one caller may have; retry with the same requestId once one is answered.", g.opts.MaxRequestsPerIdentity),
-		Issues:  []string{},
-	})
+	body, _ := json.Marshal(interpreter.Refuse(interpreter.CodeRetry,
+		fmt.Sprintf("This caller already has %d requests in progress, the most one caller may have; retry with the same requestId once one is answered.", g.opts.MaxRequestsPerIdentity)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, ok := auth.FromTokenInfo(sdkauth.TokenInfoFromContext(r.Context()))
 		if !ok {
