@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -134,7 +135,10 @@ func (a *Activities) Register(r interface {
 // older than the stored one changes nothing) and the answer of the write
 // that changed it (a, nil for a change made by time or a signal). In a
 // traced worker the write is the span "read model write".
-func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.Listing, ans *workflows.Answered) (err error) {
+//
+// A write whose requestId was another call's stores nothing and answers
+// Published.Reused; the run then discards the write.
+func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.Listing, ans *workflows.Answered) (_ workflows.Published, err error) {
 	ctx, span := telemetry.Start(ctx, "read model write")
 	defer func() { telemetry.End(span, err) }()
 	var answer *store.Request
@@ -142,17 +146,23 @@ func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.
 	// (an SRE with Temporal's CLI): no requestId replays it, so there is
 	// no answer to record, while its change goes to the read model.
 	if ans != nil && ans.Digest != "" {
-		answer = &store.Request{Org: org, RequestID: ans.RequestID, Tool: ans.Tool, Digest: ans.Digest, Result: ans.Result}
+		answer = &store.Request{Org: org, RequestID: ans.RequestID, Tool: ans.Tool, Digest: ans.Digest, Result: ans.Result, RunID: ans.RunID}
+		if ans.Refused {
+			if err := a.store.ReleaseHeld(ctx, nil, *answer); err != nil {
+				return workflows.Published{}, err
+			}
+			answer = nil
+		}
 	}
 	if l == nil {
 		if answer == nil {
-			return nil
+			return workflows.Published{}, nil
 		}
-		return a.store.RecordAnswer(ctx, nil, *answer)
+		return published(a.store.PublishRun(ctx, nil, nil, nil, answer))
 	}
 	inputs, err := json.Marshal(l.Inputs)
 	if err != nil {
-		return err
+		return workflows.Published{}, err
 	}
 	row := store.RunRow{
 		Org: org, RunID: l.RunID, Process: l.Process, Version: l.Version, State: l.State,
@@ -176,7 +186,15 @@ func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.
 	if err == nil && applied {
 		a.observe(l, ans)
 	}
-	return err
+	return published(applied, err)
+}
+
+// published is PublishRun's answer to the store's.
+func published(_ bool, err error) (workflows.Published, error) {
+	if errors.Is(err, store.ErrRequestIDReused) {
+		return workflows.Published{Reused: true}, nil
+	}
+	return workflows.Published{}, err
 }
 
 // observe tells the metrics of a write that changed the read model (an

@@ -173,7 +173,7 @@ func fuzzRuns(f *testing.F, b bundle) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		if err := acts.PublishRun(ctx, "o_test", l, nil); err != nil {
+		if _, err := acts.PublishRun(ctx, "o_test", l, nil); err != nil {
 			f.Fatal(err)
 		}
 	}

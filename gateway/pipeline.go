@@ -12,7 +12,6 @@ import (
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
-	"github.com/baton-run/baton/workflows"
 )
 
 // A tool call's way through the gateway, top to bottom (serve):
@@ -22,15 +21,15 @@ import (
 //     endpoint) or that the caller established (Call).
 //  3. Check the arguments against the tool's official schema: invalid
 //     before anything else (SPEC-DECISIONS §1).
-//  4. A write reserves its requestId. One answered before replays here,
-//     from its record, whatever happened to the run since (§4) — a run's
-//     write once the run confirms what it kept (replay.go).
-//  5. Run the tool. A write to a run is one command to its workflow,
-//     which records the answer beside its read model before it returns.
-//  6. A refused write releases its reservation, so the requestId may be
-//     used again (§6); a write that is not a run's (upload) records its
-//     answer itself.
-//  7. Render: signed file links and claim tokens are added on the way out,
+//  4. Run the write. A write to a run is one command to its workflow
+//     under the requestId as update id; the run records the requestId
+//     and the answer beside its read model, in one transaction, before
+//     it returns, and refuses a requestId that was another call's there
+//     (replay.go). A replay is the answer Temporal kept or, once
+//     Temporal no longer has it, the record (§4). A write that is not a
+//     run's (upload) reserves its requestId first and records its answer
+//     itself.
+//  5. Render: signed file links and claim tokens are added on the way out,
 //     never stored, so a replay always carries fresh ones.
 //
 // Every tool is one entry of the table in tools.go.
@@ -117,46 +116,48 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 	if t.kind == readTool {
 		return t.read(g, ctx, c)
 	}
-	// 4. Reserve the requestId; a replay answers from its record, once
-	// the run confirms it (replay.go).
 	c.reqID, c.digest = c.str("requestId"), digest(c)
+	if t.kind == ownWrite {
+		return g.ownWrite(ctx, c)
+	}
+	// 4. Run it: the run claims the requestId itself (runs.go's
+	// runWrite), and a replay is the run's answer or its record's.
+	answer, err := g.runWrite(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	// 5. Render.
+	return t.render(g, ctx, c, answer)
+}
+
+// ownWrite runs a write that is not a run's (upload): it reserves the
+// requestId first, answers a replay from its record, and records the
+// answer itself. A refusal releases the reservation, so the requestId may
+// be used again (SPEC-DECISIONS §6); a call that answers retry (the server
+// failing, or waiting past CallWait) keeps it, so the requestId stays
+// with these arguments.
+func (g *Gateway) ownWrite(ctx context.Context, c *call) (any, error) {
+	t := c.tool
 	stored, replay, err := g.reserve(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	if replay {
-		return g.replay(ctx, c, stored)
+		return t.render(g, ctx, c, stored)
 	}
-	// 5. Run it.
-	answer, err := g.runWrite(ctx, c)
+	answer, err := t.write(g, ctx, c)
+	var refusal *interpreter.Error
+	if errors.As(err, &refusal) && refusal.Code != interpreter.CodeRetry {
+		if serr := g.store.ReleaseRequest(context.WithoutCancel(ctx), nil, c.request(nil)); serr != nil {
+			g.opts.Logger.WarnContext(ctx, "releasing a refused call's requestId failed", "tool", t.name, "error", serr)
+		}
+	}
 	if err != nil {
-		// 6. A refusal records nothing. One that Temporal remembers under
-		// the update id (given by the run after its validator accepted,
-		// such as a failed check) makes the next try a new attempt. A
-		// call that answers retry (the server failing, or waiting past
-		// CallWait) keeps its reservation: the write it started may still
-		// apply, so the requestId stays with these arguments, and sent
-		// again with them the call runs again.
-		var recorded *workflows.RecordedRefusal
-		var refusal *interpreter.Error
-		settle, how := g.store.ReleaseRequest, "releasing"
-		switch {
-		case errors.As(err, &recorded):
-			settle, how, err = g.store.RetryRequest, "counting an attempt of", recorded.Refusal
-		case !errors.As(err, &refusal) || refusal.Code == interpreter.CodeRetry:
-			return nil, err
-		}
-		if serr := settle(context.WithoutCancel(ctx), nil, c.request(nil)); serr != nil {
-			g.opts.Logger.WarnContext(ctx, how+" a refused call's requestId failed", "tool", t.name, "error", serr)
-		}
 		return nil, err
 	}
-	if t.kind == ownWrite {
-		if err := g.store.RecordAnswer(ctx, nil, c.request(answer)); err != nil {
-			return nil, err
-		}
+	if err := g.store.RecordAnswer(ctx, nil, c.request(answer)); err != nil {
+		return nil, err
 	}
-	// 7. Render.
 	return t.render(g, ctx, c, answer)
 }
 
@@ -171,44 +172,6 @@ func resultCode(err error) string {
 		return string(e.Code)
 	}
 	return string(interpreter.CodeRetry)
-}
-
-// runWrite runs a write: one command to a run's workflow, or the tool's
-// own write.
-func (g *Gateway) runWrite(ctx context.Context, c *call) (json.RawMessage, error) {
-	t := c.tool
-	if t.kind != runWrite {
-		return t.write(g, ctx, c)
-	}
-	w, answer, err := g.send(ctx, c)
-	if errors.Is(err, workflows.ErrNoRun) {
-		return nil, g.runGone(ctx, w.RunID)
-	}
-	var e *interpreter.Error
-	if errors.As(err, &e) && t.refused != nil {
-		t.refused(g, ctx, w.RunID, w.Command, e)
-	}
-	return answer, err
-}
-
-// send is the one way a call reaches a run: the tool's command, sent to
-// its run in turn with this gateway's other writes to that run (runQueue).
-// The write it returns names the run and the command once the tool made
-// them, whatever the error.
-func (g *Gateway) send(ctx context.Context, c *call) (workflows.Write, json.RawMessage, error) {
-	w := workflows.Write{Org: c.org, RequestID: c.reqID, Attempt: c.attempt, Digest: c.digest}
-	var err error
-	w.RunID, w.Command, err = c.tool.command(g, ctx, c)
-	if err != nil {
-		return w, nil, err
-	}
-	release, err := g.queue.acquire(ctx, w.RunID)
-	if err != nil {
-		return w, nil, interpreter.ErrRetry()
-	}
-	defer release()
-	answer, err := g.runs.Write(ctx, w)
-	return w, answer, err
 }
 
 // runGone explains a write whose run has no running workflow: no such run

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -144,6 +145,15 @@ func (m *Machine) Check(cmd Command, now time.Time) error {
 
 func (m *Machine) clone() *Machine {
 	return &Machine{proc: m.proc, run: m.run.clone(), branch: m.branch}
+}
+
+// Clone returns a copy of the machine that commands applied to either
+// never change in the other: a host keeps it to go back to the state
+// before a command it then discards.
+func (m *Machine) Clone() *Machine {
+	c := m.clone()
+	c.effects = slices.Clone(m.effects)
+	return c
 }
 
 func decodeNumbers(b []byte, v any) error {

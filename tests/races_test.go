@@ -161,3 +161,53 @@ func oneWins(t *testing.T, results []reply, issue string) int {
 	}
 	return winner
 }
+
+// One requestId used by claims on sixteen runs at once: exactly one claim
+// takes effect, every other is told request_id_reused, and its run is
+// left as it was.
+func TestRacingRequestIDAcrossRunsTakesOne(t *testing.T) {
+	b := start(t, options{})
+	b.publish(supplierSrc)
+	agent := b.connect(agentID)
+	mira := b.connect(personID("mira@example.com", "finance-approver"))
+	runs := make([]string, 16)
+	for i := range runs {
+		runs[i] = startSupplier(t, b, mira).Run.ID
+	}
+	reqID := rid()
+	results := race(len(runs), func(i int) reply {
+		return agent.call("claim", map[string]any{"runId": runs[i], "stepId": "check_vendor", "requestId": reqID})
+	})
+	won := -1
+	for i, r := range results {
+		switch {
+		case r.OK && won >= 0:
+			t.Fatalf("claims on runs %d and %d both took effect", won, i)
+		case r.OK:
+			won = i
+		case r.Error.Code != interpreter.CodeConflict || len(r.Error.Issues) != 1 || r.Error.Issues[0] != interpreter.IssueRequestIDReused:
+			t.Fatalf("claim on run %d got %+v, want conflict %s", i, r.Error, interpreter.IssueRequestIDReused)
+		}
+	}
+	if won < 0 {
+		t.Fatal("no claim took effect")
+	}
+	for i, id := range runs {
+		var v interpreter.View
+		agent.ok("get_run", map[string]any{"runId": id}, &v)
+		want := "ready"
+		if i == won {
+			want = "claimed"
+		}
+		if v.Steps[0].State == nil || *v.Steps[0].State != want {
+			t.Fatalf("run %d (claim %d won): step %v, want %s", i, won, v.Steps[0].State, want)
+		}
+	}
+	// The winning claim replays; the requestId stays the winner's.
+	again := agent.call("claim", map[string]any{"runId": runs[won], "stepId": "check_vendor", "requestId": reqID})
+	if !again.OK || string(again.Data) == "" {
+		t.Fatalf("the winning claim's replay: %+v", again.Error)
+	}
+	other := (won + 1) % len(runs)
+	agent.refused("claim", map[string]any{"runId": runs[other], "stepId": "check_vendor", "requestId": reqID}, interpreter.CodeConflict, interpreter.IssueRequestIDReused)
+}

@@ -179,10 +179,13 @@ func (c *Client) NoteRefusal(ctx context.Context, runID string, n interpreter.No
 	return noRun(c.c.SignalWorkflow(ctx, runID, "", SignalRefusal, n))
 }
 
-// noRun marks the errors that mean the run's workflow is not running.
+// noRun marks the errors that mean the run's workflow is not running: no
+// such workflow, or, for a start, one that closed (its id is never
+// reused).
 func noRun(err error) error {
 	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &nf) || errors.As(err, &started) {
 		return fmt.Errorf("%w: %w", ErrNoRun, err)
 	}
 	return err

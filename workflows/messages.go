@@ -59,11 +59,26 @@ type Result struct {
 // Answered is a write's answer as the run records it beside its read
 // model: the gateway replays a requestId from it once Temporal no longer
 // can (the run closed or continued as new since).
+//
+// A write that waits for its check or downstream call first holds its
+// requestId: Result is nil until it answers. Refused frees a held
+// requestId whose write was then refused.
 type Answered struct {
 	RequestID string          `json:"requestId"`
 	Tool      string          `json:"tool"`
 	Digest    string          `json:"digest"`
 	Result    json.RawMessage `json:"result"`
+	// RunID is the run that records it; empty in histories recorded
+	// before runs recorded their requestIds themselves.
+	RunID   string `json:"runId,omitempty"`
+	Refused bool   `json:"refused,omitempty"`
+}
+
+// Published is what the publishing local activity answers: Reused when
+// the write's requestId was another call's, so nothing was stored and the
+// run discards the write.
+type Published struct {
+	Reused bool `json:"reused,omitempty"`
 }
 
 // ToolOf names the tool whose calls an update carries.

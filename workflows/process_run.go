@@ -19,6 +19,14 @@ import (
 	"github.com/baton-run/baton/interpreter"
 )
 
+// changeRunRecordsRequests versions how a run's writes claim their
+// requestIds: version 1 records each requestId in the transaction that
+// publishes the write (the gateway reserves nothing first), takes writes
+// one at a time from their command to that transaction (the run's write
+// turn, so a write refused there can be discarded), and holds a write's
+// requestId before its check or downstream call.
+const changeRunRecordsRequests = "run-records-requests"
+
 // changeDeadlineTimer versions the loop's timer: version 1 keeps one timer
 // for the next deadline and re-arms it only when that deadline changes.
 const changeDeadlineTimer = "deadline-timer"
@@ -83,11 +91,20 @@ type runner struct {
 	// model.
 	publishedSeq  int64
 	everPublished bool
+	// records is set in runs that record their writes' requestIds
+	// themselves (changeRunRecordsRequests); writing is then the write
+	// turn, held from a change to the machine until it is published.
+	records bool
+	writing bool
+	// reused is set when the start's requestId was another call's: the
+	// run discards itself.
+	reused bool
 }
 
 // ProcessRun runs one run of a pinned process until it ends.
 func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 	r := &runner{in: in}
+	r.records = workflow.GetVersion(ctx, changeRunRecordsRequests, workflow.DefaultVersion, 1) == 1
 	now := workflow.Now(ctx)
 	if in.Continued != nil {
 		m, err := interpreter.Restore(in.Process, in.Continued.State)
@@ -116,10 +133,19 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 			return nil, err
 		}
 		r.startAnswer = Result{Digest: in.Digest, Value: b}
-		first = &Answered{RequestID: in.RequestID, Tool: ToolOf(UpdateStart), Digest: in.Digest, Result: b}
+		first = &Answered{RequestID: in.RequestID, Tool: ToolOf(UpdateStart), Digest: in.Digest, Result: b, RunID: in.RunID}
 	}
-	r.publish(ctx, first)
+	r.reused = !r.publish(ctx, first)
 	r.started = true
+	if r.reused {
+		// The requestId was another call's: nothing was stored, the start
+		// update answers conflict, and the run ends without a trace in the
+		// read model.
+		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+			return nil, err
+		}
+		return nil, temporal.NewNonRetryableApplicationError("start refused: its requestId was another call's", interpreter.IssueRequestIDReused, nil)
+	}
 
 	// Runs started before the deadline timer was kept across wake-ups
 	// replay with AwaitWithTimeout, whose timers this SDK never cancels.
@@ -153,9 +179,14 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 			return r.cancelledInTemporal(ctx)
 		}
 		r.dirty = false
+		release, err := r.take(ctx)
+		if err != nil {
+			return r.cancelledInTemporal(ctx)
+		}
 		if r.m.Tick(workflow.Now(ctx)) {
 			r.publish(ctx, nil)
 		}
+		release()
 		if !r.m.Run().State.Over() && workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			if err := r.settle(ctx); err != nil {
 				return r.cancelledInTemporal(ctx)
@@ -179,6 +210,12 @@ func (r *runner) register(ctx workflow.Context) error {
 	err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateStart, func(ctx workflow.Context, q StartRequest) (Result, error) {
 		if err := workflow.Await(ctx, func() bool { return r.started }); err != nil {
 			return Result{}, err
+		}
+		if r.reused || q.Digest != r.in.Digest {
+			// Another call's requestId, or, after continue-as-new (Temporal
+			// then forgets the start's update id), this start's with other
+			// arguments.
+			return Result{}, refusal(interpreter.ErrRequestIDReused())
 		}
 		if info := workflow.GetCurrentUpdateInfo(ctx); info != nil && info.ID == r.in.RequestID && q.Digest == r.startAnswer.Digest {
 			return r.answer(ctx, q.Digest, r.startAnswer.Value)
@@ -308,40 +345,111 @@ func (r *runner) replay(ctx workflow.Context) (Result, bool) {
 
 // apply runs an accepted command and answers, having written the new
 // state and the answer to the read model before the update returns. A
-// submission to a checked step asks the evaluator first (runCheck). A
-// refusal here, after the validator accepted, is remembered by Temporal
-// under the update id (recordedRefusal).
+// submission to a checked step asks the evaluator first (runCheck), a
+// call_tool the tool (runCall). A refusal here, after the validator
+// accepted, is remembered by Temporal under the update id
+// (recordedRefusal).
+//
+// In a run that records its requestIds (r.records) the write holds the
+// run's write turn from its command until its answer is stored, and the
+// transaction that stores it also records the requestId: when that finds
+// the requestId another call's, nothing was stored, the machine goes back
+// to the state before the command, and the write answers conflict. A
+// write that waits for a check or a tool holds its requestId first, before
+// the evaluator or the tool is asked, and lets other writes go on
+// meanwhile.
 func (r *runner) apply(ctx workflow.Context, q Write) (Result, error) {
 	if res, ok := r.replay(ctx); ok {
 		return res, nil
 	}
-	res, err := r.m.Apply(q.Command, workflow.Now(ctx))
-	if err == nil {
-		switch need := res.(type) {
-		case *interpreter.CheckNeeded:
-			res, err = r.runCheck(ctx, q.Command, need)
-		case *interpreter.CallNeeded:
-			res, err = r.runCall(ctx, need)
-		}
-	}
-	if err != nil {
-		return Result{}, recordedRefusal(err)
-	}
-	r.dirty = true
-	out, err := r.answer(ctx, q.Digest, res)
+	release, err := r.take(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	r.publish(ctx, r.answered(ctx, q, out))
+	defer func() { release() }()
+	var before *interpreter.Machine
+	if r.records {
+		before = r.m.Clone()
+	}
+	held := false
+	res, err := r.m.Apply(q.Command, workflow.Now(ctx))
+	if err == nil {
+		switch res.(type) {
+		case *interpreter.CheckNeeded, *interpreter.CallNeeded:
+			if r.records {
+				hold := r.answered(ctx, q, Result{Digest: q.Digest})
+				if hold != nil && hold.Digest != "" {
+					if !r.publish(ctx, hold) {
+						r.m = before
+						return Result{}, refusal(interpreter.ErrRequestIDReused())
+					}
+					held = true
+				}
+			}
+			// Other writes go on while the evaluator or the tool answers.
+			release()
+			var again func()
+			switch need := res.(type) {
+			case *interpreter.CheckNeeded:
+				res, err = r.runCheck(ctx, q.Command, need, &again)
+			case *interpreter.CallNeeded:
+				res, err = r.runCall(ctx, need, &again)
+			}
+			if again != nil {
+				release = again
+			}
+			before = nil // other writes came in between: nothing to go back to
+		}
+	}
+	if err != nil {
+		if held {
+			r.publish(ctx, &Answered{RequestID: r.requestID(ctx, q), Digest: q.Digest, RunID: r.in.RunID, Refused: true})
+		}
+		return Result{}, recordedRefusal(err)
+	}
+	r.dirty = true
+	b, err := json.Marshal(res)
+	if err != nil {
+		return Result{}, err
+	}
+	out := Result{Digest: q.Digest, Value: b}
+	if !r.publish(ctx, r.answered(ctx, q, out)) {
+		if before != nil {
+			r.m = before
+		}
+		return Result{}, refusal(interpreter.ErrRequestIDReused())
+	}
+	r.keep(ctx, out)
 	return out, nil
+}
+
+// take waits for the run's write turn and returns its release, which may
+// be called more than once. Runs that do not record their requestIds
+// (r.records unset) have no turn: take returns at once.
+func (r *runner) take(ctx workflow.Context) (release func(), err error) {
+	if !r.records {
+		return func() {}, nil
+	}
+	if err := workflow.Await(ctx, func() bool { return !r.writing }); err != nil {
+		return func() {}, err
+	}
+	r.writing = true
+	done := false
+	return func() {
+		if !done {
+			done, r.writing = true, false
+		}
+	}, nil
 }
 
 // runCheck asks the evaluator about a checked submission, as an activity
 // retried once (SPEC-DECISIONS §28), and applies its answers. The run has
 // already marked the step as being checked, so its lease waits and other
 // writes to the run go on meanwhile. It returns the run view when the
-// submission was accepted and the check's refusal otherwise.
-func (r *runner) runCheck(ctx workflow.Context, cmd interpreter.Command, need *interpreter.CheckNeeded) (any, error) {
+// submission was accepted and the check's refusal otherwise. It takes the
+// write turn again before it applies the answers, and leaves its release
+// in *release.
+func (r *runner) runCheck(ctx workflow.Context, cmd interpreter.Command, need *interpreter.CheckNeeded, release *func()) (any, error) {
 	done := interpreter.CheckDone{CheckID: need.CheckID, StepID: need.StepID, Request: need.Request}
 	switch c := cmd.(type) {
 	case *interpreter.Submit:
@@ -359,6 +467,10 @@ func (r *runner) runCheck(ctx workflow.Context, cmd interpreter.Command, need *i
 		}
 	} else {
 		done.Answers = &answers
+	}
+	var err error
+	if *release, err = r.take(ctx); err != nil {
+		return nil, err
 	}
 	res, err := r.m.Apply(done, workflow.Now(ctx))
 	if err != nil {
@@ -379,8 +491,9 @@ func (r *runner) runCheck(ctx workflow.Context, cmd interpreter.Command, need *i
 // (profile-tools §6.3): a read or idempotency: key call up to
 // interpreter.ToolCallAttempts times with the same key, an idempotency:
 // none call once. It journals the outcome and returns call_tool's data, or
-// the refusal its caller gets.
-func (r *runner) runCall(ctx workflow.Context, need *interpreter.CallNeeded) (any, error) {
+// the refusal its caller gets. It takes the write turn again before it
+// journals, and leaves its release in *release.
+func (r *runner) runCall(ctx workflow.Context, need *interpreter.CallNeeded, release *func()) (any, error) {
 	actx := workflow.WithActivityOptions(ctx, callOptions(need))
 	var out CallOutput
 	done := interpreter.CallDone{StepID: need.StepID, Digest: need.Digest}
@@ -390,6 +503,10 @@ func (r *runner) runCall(ctx workflow.Context, need *interpreter.CallNeeded) (an
 		done.NotSent = errors.As(err, &ae) && ae.Type() == CallNotSent
 	} else {
 		done.Result, done.IsError = out.Result, out.IsError
+	}
+	var err error
+	if *release, err = r.take(ctx); err != nil {
+		return nil, err
 	}
 	res, err := r.m.Apply(done, workflow.Now(ctx))
 	if err != nil {
@@ -410,11 +527,17 @@ func (r *runner) answer(ctx workflow.Context, digest string, res any) (Result, e
 		return Result{}, err
 	}
 	out := Result{Digest: digest, Value: b}
+	r.keep(ctx, out)
+	return out, nil
+}
+
+// keep keeps the current update's answer for replays across
+// continue-as-new.
+func (r *runner) keep(ctx workflow.Context, out Result) {
 	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
 		r.seen.add(info.ID)
 		r.recent = keepRecent(append(r.recent, Answer{UpdateID: info.ID, Result: out}))
 	}
-	return out, nil
 }
 
 // answered is the record of the current update's answer: the gateway
@@ -424,16 +547,36 @@ func (r *runner) answered(ctx workflow.Context, q Write, out Result) *Answered {
 	if info == nil {
 		return nil
 	}
-	id := q.RequestID
-	if id == "" {
-		id = info.ID
+	a := &Answered{RequestID: r.requestID(ctx, q), Tool: ToolOf(info.Name), Digest: out.Digest, Result: out.Value}
+	if r.records {
+		a.RunID = r.in.RunID
 	}
-	return &Answered{RequestID: id, Tool: ToolOf(info.Name), Digest: out.Digest, Result: out.Value}
+	return a
+}
+
+// requestID is the requestId the current update carries.
+func (r *runner) requestID(ctx workflow.Context, q Write) string {
+	if q.RequestID != "" {
+		return q.RequestID
+	}
+	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
+		return info.ID
+	}
+	return ""
 }
 
 // signal applies a command that arrived by signal. A refusal is logged:
 // a signal has no one to answer.
 func (r *runner) signal(ctx workflow.Context, cmd interpreter.Command) {
+	// A signal taken from its channel is applied even when the run is
+	// being cancelled meanwhile.
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	release, err := r.take(dctx)
+	if err != nil {
+		return
+	}
+	defer release()
 	if _, err := r.m.Apply(cmd, workflow.Now(ctx)); err != nil {
 		workflow.GetLogger(ctx).Info("signal refused", "run", r.in.RunID, "error", err)
 		return
@@ -448,7 +591,10 @@ func (r *runner) signal(ctx workflow.Context, cmd interpreter.Command) {
 // UI shows. The activity is retried until it succeeds: a write answers
 // only once its read-model rows and its answer are stored, so a get_work
 // after it sees it and a replay after the run ends finds it.
-func (r *runner) publish(ctx workflow.Context, answer *Answered) {
+//
+// It reports false when the answer's requestId was another call's: then
+// nothing was stored, and the caller discards the write.
+func (r *runner) publish(ctx workflow.Context, answer *Answered) bool {
 	now := workflow.Now(ctx)
 	run := r.m.Run()
 	var l *interpreter.Listing
@@ -464,8 +610,11 @@ func (r *runner) publish(ctx workflow.Context, answer *Answered) {
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
 	lctx := workflow.WithLocalActivityOptions(dctx, publishOptions())
-	if err := workflow.ExecuteLocalActivity(lctx, ActivityPublishRun, r.in.Org, l, answer).Get(lctx, nil); err != nil {
+	var out Published
+	if err := workflow.ExecuteLocalActivity(lctx, ActivityPublishRun, r.in.Org, l, answer).Get(lctx, &out); err != nil {
 		workflow.GetLogger(ctx).Error("publish run failed", "run", r.in.RunID, "error", err)
+	} else if out.Reused {
+		return false
 	} else if l != nil {
 		r.publishedSeq, r.everPublished = l.Seq, true
 	}
@@ -485,6 +634,7 @@ func (r *runner) publish(ctx workflow.Context, answer *Answered) {
 		}
 	}
 	workflow.SetCurrentDetails(ctx, details(r.m, now, r.in.InboxURL))
+	return true
 }
 
 // details is the markdown the Temporal UI shows as the run's current
@@ -570,13 +720,19 @@ func (r *runner) cancelledInTemporal(ctx workflow.Context) (*Outcome, error) {
 		reason = "Cancelled in Temporal."
 	}
 	cmd := interpreter.Cancel{Actor: interpreter.Actor{ID: by, Kind: interpreter.ActorSystem}, Reason: reason}
+	release, err := r.take(dctx)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := r.m.Apply(cmd, workflow.Now(dctx)); err != nil {
 		var e *interpreter.Error
 		if !errors.As(err, &e) || e.Code != interpreter.CodeConflict {
+			release()
 			return nil, err
 		}
 	}
 	r.publish(dctx, nil)
+	release()
 	return r.finish(dctx)
 }
 

@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Request is the idempotency record of one requestId.
@@ -29,7 +31,15 @@ type Request struct {
 	// Refused is set on a reservation whose call was refused: another
 	// call may take it over at once.
 	Refused bool
+	// RunID is the run that records the request itself (RecordRunRequest),
+	// empty for a record the gateway keeps.
+	RunID string
 }
+
+// ErrRequestIDReused is returned, wrapped, when a run's write finds its
+// requestId recorded for another call: another digest, answered or still
+// held. Nothing the write would have stored is stored.
+var ErrRequestIDReused = errors.New("store: the requestId was used for another call")
 
 const (
 	sqlPutRequest = `
@@ -48,7 +58,7 @@ UPDATE requests SET result = $3 WHERE org = $1 AND request_id = $2`
 	sqlDeleteRequestsBefore = `
 DELETE FROM requests WHERE created_at < $1`
 
-	requestColumns = `org, request_id, tool, digest, result, created_at, attempt, refused`
+	requestColumns = `org, request_id, tool, digest, result, created_at, attempt, refused, coalesce(run_id, '')`
 
 	// sqlReserveRequest inserts a record without a result, or returns the
 	// one there: created tells which.
@@ -69,12 +79,8 @@ WHERE org = $1 AND request_id = $2 AND NOT EXISTS (SELECT 1 FROM ins)`
 	sqlTakeOverRequest = `
 UPDATE requests SET tool = $3, digest = $4, created_at = now(), refused = false
 WHERE org = $1 AND request_id = $2 AND result IS NULL AND digest <> $4
-  AND (refused OR created_at < now() - $5::interval)
+  AND (refused OR (run_id IS NULL AND created_at < now() - $5::interval))
 RETURNING ` + requestColumns
-
-	sqlRetryRequest = `
-UPDATE requests SET attempt = attempt + 1, refused = true
-WHERE org = $1 AND request_id = $2 AND digest = $3 AND result IS NULL`
 
 	sqlReleaseRequest = `
 DELETE FROM requests WHERE org = $1 AND request_id = $2 AND digest = $3 AND result IS NULL`
@@ -87,21 +93,28 @@ VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (org, request_id) DO UPDATE SET result = EXCLUDED.result
 WHERE requests.digest = EXCLUDED.digest AND requests.result IS NULL`
 
+	// sqlRecordRunRequest records a run's write: migration 011.
+	sqlRecordRunRequest = `SELECT record_run_request($1, $2, $3, $4, $5, $6, $7)`
+
+	// sqlNoteRefusal counts a refused try of a run's write: $5 is the
+	// attempt refused; the record's count only grows.
+	sqlNoteRefusal = `
+INSERT INTO requests (org, request_id, tool, digest, result, attempt, refused)
+VALUES ($1, $2, $3, $4, NULL, $5 + 1, true)
+ON CONFLICT (org, request_id) DO UPDATE SET
+    attempt = GREATEST(requests.attempt, EXCLUDED.attempt),
+    refused = requests.refused OR requests.result IS NULL
+RETURNING attempt`
+
+	sqlGetAttempt = `SELECT attempt FROM requests WHERE org = $1 AND request_id = $2`
+
 	sqlReplaceAnswer = `
 UPDATE requests SET result = $4
 WHERE org = $1 AND request_id = $2 AND digest = $3 AND result IS DISTINCT FROM $4::jsonb`
 
-	// sqlRecordRunAnswer is sqlRecordAnswer for an answer published with
-	// its run's row (run $6 at seq $7): when this very transaction wrote
-	// that row, the answer replaces one of the same digest recorded by an
-	// earlier attempt of the workflow task (see UpsertRun).
-	sqlRecordRunAnswer = `
-INSERT INTO requests (org, request_id, tool, digest, result)
-VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (org, request_id) DO UPDATE SET result = EXCLUDED.result
-WHERE requests.digest = EXCLUDED.digest AND (requests.result IS NULL OR EXISTS (
-    SELECT 1 FROM runs WHERE org = $1 AND run_id = $6 AND seq = $7
-      AND xmin = pg_current_xact_id()::xid))`
+	sqlReleaseHeld = `
+UPDATE requests SET refused = true
+WHERE org = $1 AND request_id = $2 AND digest = $3 AND result IS NULL`
 )
 
 // AbandonAfter is how long a reservation without a result binds its
@@ -133,7 +146,7 @@ func (s *Store) ReserveRequest(ctx context.Context, q Querier, r Request) (store
 	for range 3 {
 		var c bool
 		row := q.QueryRow(ctx, sqlReserveRequest, r.Org, r.RequestID, r.Tool, r.Digest)
-		err = row.Scan(&stored.Org, &stored.RequestID, &stored.Tool, &stored.Digest, &stored.Result, &stored.CreatedAt, &stored.Attempt, &stored.Refused, &c)
+		err = row.Scan(&stored.Org, &stored.RequestID, &stored.Tool, &stored.Digest, &stored.Result, &stored.CreatedAt, &stored.Attempt, &stored.Refused, &stored.RunID, &c)
 		if err == pgx.ErrNoRows {
 			continue // inserted and committed by another call between the two halves
 		}
@@ -166,31 +179,40 @@ func (s *Store) ReleaseRequest(ctx context.Context, q Querier, r Request) error 
 	return nil
 }
 
-// RetryRequest marks the reservation of a call that Temporal refused and
-// remembers refusing under its update id: the next call with the
-// requestId runs as a new attempt, under a new update id, and a call with
-// other arguments may take the requestId over at once.
-func (s *Store) RetryRequest(ctx context.Context, q Querier, r Request) error {
-	if _, err := s.q(q).Exec(ctx, sqlRetryRequest, r.Org, r.RequestID, r.Digest); err != nil {
-		return fmt.Errorf("store: retry request %s: %w", r.RequestID, err)
+// RecordRunRequest records the requestId of a write by run r.RunID, with
+// its answer r.Result or, when that is nil, held for the answer to come
+// (a write waiting for its check or downstream call). A record of the
+// same digest is the run's own. One of another digest is
+// ErrRequestIDReused unless it has no answer and was refused or
+// abandoned (older than AbandonAfter, held by no run), in which case the
+// write takes it over. The run publishes its write's answer this way
+// (PublishRun), so a requestId used on another run or by another call is
+// refused in the transaction that would have stored the write.
+func (s *Store) RecordRunRequest(ctx context.Context, q Querier, r Request) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	_, err := s.q(q).Exec(ctx, sqlRecordRunRequest, r.Org, r.RequestID, r.Tool, r.Digest, nullJSON(r.Result), r.RunID, int64(-1))
+	return runRequestError(r.RequestID, err)
+}
+
+// runRequestError names record_run_request's refusal.
+func runRequestError(requestID string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "request_id_reused" {
+		return fmt.Errorf("store: request %s: %w", requestID, ErrRequestIDReused)
+	}
+	if err != nil {
+		return fmt.Errorf("store: record request %s: %w", requestID, err)
 	}
 	return nil
 }
 
-// RecordAnswer stores a call's answer (r.Result) under its requestId: into
-// its reservation, or as a new record when there is none. A record of the
-// requestId with another digest is left as it is.
-func (s *Store) RecordAnswer(ctx context.Context, q Querier, r Request) error {
-	if err := r.check(); err != nil {
-		return err
+func nullJSON(b json.RawMessage) any {
+	if b == nil {
+		return nil
 	}
-	if r.Result == nil {
-		return fmt.Errorf("store: record answer %s: result is nil", r.RequestID)
-	}
-	if _, err := s.q(q).Exec(ctx, sqlRecordAnswer, r.Org, r.RequestID, r.Tool, r.Digest, []byte(r.Result)); err != nil {
-		return fmt.Errorf("store: record answer %s: %w", r.RequestID, err)
-	}
-	return nil
+	return []byte(b)
 }
 
 // ReplaceAnswer replaces the answer recorded under r's requestId and digest
@@ -206,6 +228,55 @@ func (s *Store) ReplaceAnswer(ctx context.Context, q Querier, r Request) error {
 	}
 	if _, err := s.q(q).Exec(ctx, sqlReplaceAnswer, r.Org, r.RequestID, r.Digest, []byte(r.Result)); err != nil {
 		return fmt.Errorf("store: replace answer %s: %w", r.RequestID, err)
+	}
+	return nil
+}
+
+// ReleaseHeld frees a requestId a run held for a write it then refused (a
+// check that failed): another call may take it over at once.
+func (s *Store) ReleaseHeld(ctx context.Context, q Querier, r Request) error {
+	if _, err := s.q(q).Exec(ctx, sqlReleaseHeld, r.Org, r.RequestID, r.Digest); err != nil {
+		return fmt.Errorf("store: release request %s: %w", r.RequestID, err)
+	}
+	return nil
+}
+
+// NoteRefusal counts a refusal a run gave the write r at attempt tried and
+// that Temporal remembers under that attempt's update id. When the record
+// already counts more attempts than tried, the refusal answered was an
+// earlier call's, remembered: NoteRefusal then returns the attempt to try
+// next and ahead true. Otherwise it records the refusal (the requestId may
+// be taken over at once; SPEC-DECISIONS §6) and the next call with it
+// runs as attempt tried+1.
+func (s *Store) NoteRefusal(ctx context.Context, q Querier, r Request, tried int) (next int, ahead bool, err error) {
+	if err := r.check(); err != nil {
+		return 0, false, err
+	}
+	q = s.q(q)
+	switch err := q.QueryRow(ctx, sqlGetAttempt, r.Org, r.RequestID).Scan(&next); {
+	case err == nil && next > tried:
+		return next, true, nil
+	case err != nil && err != pgx.ErrNoRows:
+		return 0, false, fmt.Errorf("store: note refusal of %s: %w", r.RequestID, err)
+	}
+	if err := q.QueryRow(ctx, sqlNoteRefusal, r.Org, r.RequestID, r.Tool, r.Digest, tried).Scan(&next); err != nil {
+		return 0, false, fmt.Errorf("store: note refusal of %s: %w", r.RequestID, err)
+	}
+	return next, false, nil
+}
+
+// RecordAnswer stores a call's answer (r.Result) under its requestId: into
+// its reservation, or as a new record when there is none. A record of the
+// requestId with another digest is left as it is.
+func (s *Store) RecordAnswer(ctx context.Context, q Querier, r Request) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	if r.Result == nil {
+		return fmt.Errorf("store: record answer %s: result is nil", r.RequestID)
+	}
+	if _, err := s.q(q).Exec(ctx, sqlRecordAnswer, r.Org, r.RequestID, r.Tool, r.Digest, []byte(r.Result)); err != nil {
+		return fmt.Errorf("store: record answer %s: %w", r.RequestID, err)
 	}
 	return nil
 }
@@ -291,6 +362,6 @@ func (s *Store) DeleteRequestsBefore(ctx context.Context, q Querier, t time.Time
 
 func scanRequest(row pgx.CollectableRow) (Request, error) {
 	var r Request
-	err := row.Scan(&r.Org, &r.RequestID, &r.Tool, &r.Digest, &r.Result, &r.CreatedAt, &r.Attempt, &r.Refused)
+	err := row.Scan(&r.Org, &r.RequestID, &r.Tool, &r.Digest, &r.Result, &r.CreatedAt, &r.Attempt, &r.Refused, &r.RunID)
 	return r, err
 }

@@ -107,28 +107,56 @@ func TestPutRequestConcurrent(t *testing.T) {
 	}
 }
 
-// A record whose answer its run never kept is replaced by the answer the
-// run gives; a record of another digest is not.
-func TestReplaceAnswer(t *testing.T) {
+// A run's write holds its requestId, refused or answered; another call
+// takes a held requestId over only once it was refused, and a refused try
+// is counted so the next runs under a new update id.
+func TestRecordRunRequest(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	r := store.Request{Org: org, RequestID: "req-1", Tool: "claim", Digest: "01", Result: json.RawMessage(`{"at":1}`)}
-	if err := b.store.RecordAnswer(b.ctx, nil, r); err != nil {
+	held := store.Request{Org: org, RequestID: "req-1", Tool: "submit", Digest: "01", RunID: "r_1"}
+	if err := b.store.RecordRunRequest(b.ctx, nil, held); err != nil {
 		t.Fatal(err)
 	}
-	other := r
-	other.Digest, other.Result = "02", json.RawMessage(`{"at":3}`)
-	if err := b.store.ReplaceAnswer(b.ctx, nil, other); err != nil {
+	other := store.Request{Org: org, RequestID: "req-1", Tool: "claim", Digest: "02", RunID: "r_2", Result: json.RawMessage(`{"at":2}`)}
+	if err := b.store.RecordRunRequest(b.ctx, nil, other); !errors.Is(err, store.ErrRequestIDReused) {
+		t.Fatalf("a held requestId taken by another call: %v", err)
+	}
+	if _, created, err := b.store.ReserveRequest(b.ctx, nil, store.Request{Org: org, RequestID: "req-1", Tool: "upload", Digest: "03"}); err != nil || created {
+		t.Fatalf("a gateway reservation took a run's held requestId: %v, %v", created, err)
+	}
+	if err := b.store.ReleaseHeld(b.ctx, nil, held); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := b.store.GetRequest(b.ctx, org, "req-1"); string(got.Result) != `{"at": 1}` {
-		t.Fatalf("a call of another digest replaced the answer: %s", got.Result)
+	if err := b.store.RecordRunRequest(b.ctx, nil, other); err != nil {
+		t.Fatalf("a refused write's requestId was not free: %v", err)
 	}
-	r.Result = json.RawMessage(`{"at":2}`)
-	if err := b.store.ReplaceAnswer(b.ctx, nil, r); err != nil {
+	got, err := b.store.GetRequest(b.ctx, org, "req-1")
+	if err != nil || got.Digest != "02" || got.RunID != "r_2" || string(got.Result) != `{"at": 2}` {
+		t.Fatalf("record %+v, %v", got, err)
+	}
+	// The same digest answered again replaces nothing: the answer stands.
+	again := other
+	again.Result = json.RawMessage(`{"at":3}`)
+	if err := b.store.RecordRunRequest(b.ctx, nil, again); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := b.store.GetRequest(b.ctx, org, "req-1"); string(got.Result) != `{"at": 2}` {
-		t.Fatalf("answer after ReplaceAnswer = %s, want the run's", got.Result)
+		t.Fatalf("a repeated answer replaced the record: %s", got.Result)
+	}
+
+	r := store.Request{Org: org, RequestID: "req-2", Tool: "submit", Digest: "04"}
+	if next, ahead, err := b.store.NoteRefusal(b.ctx, nil, r, 0); err != nil || ahead || next != 1 {
+		t.Fatalf("first refusal: %d, %v, %v", next, ahead, err)
+	}
+	// A call that tried attempt 0 and got the remembered refusal is told
+	// to try attempt 1.
+	if next, ahead, err := b.store.NoteRefusal(b.ctx, nil, r, 0); err != nil || !ahead || next != 1 {
+		t.Fatalf("remembered refusal: %d, %v, %v", next, ahead, err)
+	}
+	if next, ahead, err := b.store.NoteRefusal(b.ctx, nil, r, 1); err != nil || ahead || next != 2 {
+		t.Fatalf("second refusal: %d, %v, %v", next, ahead, err)
+	}
+	if _, created, err := b.store.ReserveRequest(b.ctx, nil, store.Request{Org: org, RequestID: "req-2", Tool: "upload", Digest: "05"}); err != nil || !created {
+		t.Fatalf("a refused requestId was not free for other arguments: %v, %v", created, err)
 	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -153,18 +154,20 @@ func (s *Store) UpsertRun(ctx context.Context, q Querier, row RunRow, work []Wor
 	return s.PublishRun(ctx, q, &row, work, nil)
 }
 
-// PublishRun is what a run writes after a change, in one round trip: its row
-// and open work as UpsertRun writes them (when row is not nil), and the
-// answer of the write that changed it (when answer is not nil), recorded
-// as RecordAnswer does, except that an answer published with a row that
-// applied replaces the answer an earlier attempt of the same workflow task
-// recorded (see UpsertRun).
+// PublishRun is what a run writes after a change, in one round trip and one
+// transaction: its row and open work as UpsertRun writes them (when row is
+// not nil), and the requestId and answer of the write that changed it
+// (when answer is not nil), recorded as RecordRunRequest does; an answer
+// published with a row that applied replaces the answer an earlier
+// attempt of the same workflow task recorded (see UpsertRun). When the
+// requestId is another call's, it returns ErrRequestIDReused and stores
+// nothing.
 func (s *Store) PublishRun(ctx context.Context, q Querier, row *RunRow, work []WorkRow, answer *Request) (applied bool, err error) {
 	if row == nil {
 		if answer == nil {
 			return false, nil
 		}
-		return false, s.RecordAnswer(ctx, q, *answer)
+		return false, s.RecordRunRequest(ctx, q, *answer)
 	}
 	if row.Org == "" || row.RunID == "" {
 		return false, fmt.Errorf("store: upsert run: Org and RunID are required")
@@ -215,7 +218,7 @@ func (s *Store) PublishRun(ctx context.Context, q Querier, row *RunRow, work []W
 		if err := answer.check(); err != nil {
 			return false, err
 		}
-		b.Queue(sqlRecordRunAnswer, answer.Org, answer.RequestID, answer.Tool, answer.Digest, []byte(answer.Result), row.RunID, row.Seq)
+		b.Queue(sqlRecordRunRequest, answer.Org, answer.RequestID, answer.Tool, answer.Digest, nullJSON(answer.Result), row.RunID, row.Seq)
 	}
 	br := s.q(q).SendBatch(ctx, b)
 	var seq int64
@@ -233,6 +236,9 @@ func (s *Store) PublishRun(ctx context.Context, q Querier, row *RunRow, work []W
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
+	}
+	if errors.Is(runRequestError("", err), ErrRequestIDReused) {
+		return false, fmt.Errorf("store: upsert run %s: request %s: %w", row.RunID, answer.RequestID, ErrRequestIDReused)
 	}
 	if err != nil {
 		return false, fmt.Errorf("store: upsert run %s: %w", row.RunID, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,15 +141,60 @@ func TestPublishRunLaterAttemptWins(t *testing.T) {
 		t.Fatal("the lost attempt, arriving late, applied over the later one")
 	}
 	check("kept", `{"at":2}`)
-	// Another call's record of the same requestId is never touched.
+	// Another call's requestId: the write stores nothing, its run's row
+	// and work included, and the record is left as it was.
 	r := run("r_1", 3, t0.Add(2*time.Second), `{}`)
 	r.State = "other"
-	if _, err := b.store.PublishRun(b.ctx, nil, &r, nil,
-		&store.Request{Org: org, RequestID: "req-1", Tool: "claim", Digest: "other", Result: json.RawMessage(`{"at":3}`)}); err != nil {
-		t.Fatal(err)
+	if _, err := b.store.PublishRun(b.ctx, nil, &r, []store.WorkRow{agentStep("other", r.UpdatedAt)},
+		&store.Request{Org: org, RequestID: "req-1", Tool: "claim", Digest: "other", Result: json.RawMessage(`{"at":3}`)}); !errors.Is(err, store.ErrRequestIDReused) {
+		t.Fatalf("a write under another call's requestId: %v, want ErrRequestIDReused", err)
 	}
-	if req, _ := b.store.GetRequest(b.ctx, org, "req-1"); strings.ReplaceAll(string(req.Result), " ", "") != `{"at":2}` {
-		t.Fatalf("an answer of another digest replaced the record: %s", req.Result)
+	check("kept", `{"at":2}`)
+}
+
+// One requestId used by writes to 16 runs at once: exactly one of them is
+// stored, the others store nothing and learn that the requestId was
+// another call's.
+func TestPublishRunRacingRequestIDStoresOne(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const n = 16
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("r_%d", i)
+			r := run(id, 2, t0, `{}`)
+			_, errs[i] = b.store.PublishRun(b.ctx, nil, &r, []store.WorkRow{agentStep("s", t0)},
+				&store.Request{Org: org, RequestID: "req-race", Tool: "claim", Digest: id, Result: json.RawMessage(`{"run":"` + id + `"}`), RunID: id})
+		}()
+	}
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner < 0:
+			winner = i
+		case err == nil:
+			t.Fatalf("runs %d and %d both stored their write", winner, i)
+		case !errors.Is(err, store.ErrRequestIDReused):
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no write was stored")
+	}
+	for i := range n {
+		_, err := b.store.GetRun(b.ctx, org, fmt.Sprintf("r_%d", i))
+		if (i == winner) != (err == nil) {
+			t.Fatalf("run %d (winner %d): read model row: %v", i, winner, err)
+		}
+	}
+	req, err := b.store.GetRequest(b.ctx, org, "req-race")
+	if err != nil || req.Digest != fmt.Sprintf("r_%d", winner) || req.RunID != req.Digest {
+		t.Fatalf("record %+v, %v; want run %d's", req, err, winner)
 	}
 }
 
