@@ -244,7 +244,9 @@ func New(s *store.Store, runs *workflows.Client, verify auth.Verifier, opts *Opt
 		g.toolList = append(g.toolList, t)
 		g.tools[t.name] = t
 	}
-	g.addTools()
+	if err := g.addTools(); err != nil {
+		return nil, err
+	}
 	g.addPrompts()
 	g.addResources()
 	return g, nil
