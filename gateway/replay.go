@@ -174,7 +174,6 @@ func (g *Gateway) record(ctx context.Context, c *call) (json.RawMessage, bool) {
 	return r.Result, true
 }
 
-
 func isReused(e *interpreter.Error) bool {
 	for _, i := range e.Issues {
 		if i == interpreter.IssueRequestIDReused {
