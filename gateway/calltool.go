@@ -63,7 +63,7 @@ func (g *Gateway) resolveCall(ctx context.Context, org, runID, stepID, server st
 	if err != nil {
 		return err
 	}
-	p, pv, err := g.process(ctx, row.Process, row.Version)
+	p, pv, err := g.process(ctx, org, row.Process, row.Version)
 	if err != nil {
 		return err
 	}

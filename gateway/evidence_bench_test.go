@@ -43,7 +43,7 @@ func BenchmarkCheckEvidence(b *testing.B) {
 	})
 	b.Run("one round trip", func(b *testing.B) {
 		for b.Loop() {
-			checks, err := bb.g.checkEvidence(bb.ctx, ev)
+			checks, err := bb.g.checkEvidence(bb.ctx, bb.g.opts.Org, ev)
 			if err != nil || len(checks) != len(ev) {
 				b.Fatal(checks, err)
 			}
@@ -55,7 +55,7 @@ func BenchmarkCheckEvidence(b *testing.B) {
 	}
 	b.Run("5000 items", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := bb.g.checkEvidence(bb.ctx, many); err == nil {
+			if _, err := bb.g.checkEvidence(bb.ctx, bb.g.opts.Org, many); err == nil {
 				b.Fatal("5000 items accepted")
 			}
 		}

@@ -23,7 +23,7 @@ func TestCheckEvidence(t *testing.T) {
 		{Kind: "file", Ref: "f_000"},
 		{Kind: "file", Ref: "f_91a"},
 	}
-	got, err := b.g.checkEvidence(b.ctx, ev)
+	got, err := b.g.checkEvidence(b.ctx, b.g.opts.Org, ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestCheckEvidence(t *testing.T) {
 		t.Errorf("checkEvidence = %+v, want %+v", got, want)
 	}
 
-	if got, err := b.g.checkEvidence(b.ctx, nil); err != nil || got == nil || len(got) != 0 {
+	if got, err := b.g.checkEvidence(b.ctx, b.g.opts.Org, nil); err != nil || got == nil || len(got) != 0 {
 		t.Errorf("no evidence: %+v, %v; want an empty map", got, err)
 	}
 }
@@ -52,13 +52,13 @@ func TestCheckEvidenceCap(t *testing.T) {
 	for i := range at {
 		at[i] = interpreter.Evidence{Kind: "file", Ref: "f_1"}
 	}
-	got, err := b.g.checkEvidence(b.ctx, at)
+	got, err := b.g.checkEvidence(b.ctx, b.g.opts.Org, at)
 	if err != nil || len(got) != 1 || !got["f_1"].Matches {
 		t.Fatalf("%d items: %+v, %v", MaxEvidence, got, err)
 	}
 
 	over := append(at, interpreter.Evidence{Kind: "link", Ref: "x"})
-	_, err = b.g.checkEvidence(b.ctx, over)
+	_, err = b.g.checkEvidence(b.ctx, b.g.opts.Org, over)
 	var e *interpreter.Error
 	if !errors.As(err, &e) || e.Code != interpreter.CodeInvalid || !reflect.DeepEqual(e.Issues, []string{fmt.Sprintf("evidence: over %d items", MaxEvidence)}) {
 		t.Fatalf("%d items: err = %v, want invalid with the cap as its issue", len(over), err)

@@ -76,7 +76,7 @@ const MaxEvidence = 64
 // over MaxEvidence items is invalid. All the refs are checked in one round
 // trip, the bytes hashed inside PostgreSQL and never read here, and a file
 // verified within store.VerifiedFilesTTL is not hashed again.
-func (g *Gateway) checkEvidence(ctx context.Context, evidence []interpreter.Evidence) (map[string]interpreter.FileCheck, error) {
+func (g *Gateway) checkEvidence(ctx context.Context, org string, evidence []interpreter.Evidence) (map[string]interpreter.FileCheck, error) {
 	if len(evidence) > MaxEvidence {
 		return nil, invalid(fmt.Sprintf("At most %d evidence items may be attached to one call; this one has %d. Attach each file once.", MaxEvidence, len(evidence)),
 			fmt.Sprintf("evidence: over %d items", MaxEvidence))
@@ -91,7 +91,7 @@ func (g *Gateway) checkEvidence(ctx context.Context, evidence []interpreter.Evid
 	if len(refs) == 0 {
 		return checks, nil
 	}
-	found, err := g.store.VerifyFiles(ctx, g.opts.Org, refs)
+	found, err := g.store.VerifyFiles(ctx, org, refs)
 	if err != nil {
 		return nil, err
 	}
@@ -137,11 +137,17 @@ func fileHeaders(contentType, name string) (ctype, disposition string) {
 func (g *Gateway) serveFile(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	q := r.URL.Query()
-	if err := g.files.Check(g.opts.Org, id, q.Get("exp"), q.Get("sig"), timeNow()); err != nil {
+	// The link names its organization; a link without one is the default
+	// organization's, as links were before there were others.
+	org := q.Get("org")
+	if org == "" {
+		org = g.opts.Org
+	}
+	if err := g.files.Check(org, id, q.Get("exp"), q.Get("sig"), timeNow()); err != nil {
 		http.Error(w, "This file link is not valid or has expired; read the run again for a fresh one.", http.StatusForbidden)
 		return
 	}
-	f, err := g.store.GetFile(r.Context(), g.opts.Org, id)
+	f, err := g.store.GetFile(r.Context(), org, id)
 	if errors.Is(err, store.ErrNotFound) {
 		http.NotFound(w, r)
 		return

@@ -145,7 +145,7 @@ func fuzzRuns(f *testing.F, b bundle) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	p, _, err := b.g.process(ctx, pv.Name, pv.Version)
+	p, _, err := b.g.process(ctx, "o_test", pv.Name, pv.Version)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -37,7 +37,9 @@ const DefaultLease = 10 * time.Minute
 const DefaultMaxUploadBytes = 10 << 20
 
 type Options struct {
-	// Org is the one organization this deployment serves. Default "o_default".
+	// Org is the default organization: the one of callers whose identity
+	// names none (a token without the organization claim). Every other
+	// organization is served alike. Default "o_default".
 	Org string
 	// BaseURL is the gateway's public URL, used for file links and the
 	// protected-resource metadata. Default "http://127.0.0.1:8080".
@@ -191,7 +193,7 @@ type Gateway struct {
 	perIdentity *identitySlots
 
 	mu        sync.Mutex
-	processes map[string]*interpreter.Process // "name@version" → parsed
+	processes map[string]*interpreter.Process // "org\x00name@version" → parsed
 
 	mounts map[string]http.Handler // served beside /mcp, see Mount
 
@@ -266,7 +268,7 @@ func (g *Gateway) toolNames() []string {
 	return names
 }
 
-// Org is the organization the gateway serves.
+// Org is the gateway's default organization.
 func (g *Gateway) Org() string { return g.opts.Org }
 
 // Handler serves /mcp (bearer tokens required), the RFC 9728 metadata
@@ -307,12 +309,12 @@ func (g *Gateway) Mount(pattern string, h http.Handler) {
 }
 
 // process returns a published version's parsed definition.
-func (g *Gateway) process(ctx context.Context, name string, version int) (*interpreter.Process, store.ProcessVersion, error) {
-	pv, err := g.store.GetVersion(ctx, g.opts.Org, name, version)
+func (g *Gateway) process(ctx context.Context, org, name string, version int) (*interpreter.Process, store.ProcessVersion, error) {
+	pv, err := g.store.GetVersion(ctx, org, name, version)
 	if err != nil {
 		return nil, pv, err
 	}
-	key := fmt.Sprintf("%s@%d", pv.Name, pv.Version)
+	key := fmt.Sprintf("%s\x00%s@%d", org, pv.Name, pv.Version)
 	g.mu.Lock()
 	p := g.processes[key]
 	g.mu.Unlock()

@@ -37,10 +37,13 @@ import (
 // call is one tool call on its way through the gateway.
 type call struct {
 	tool *tool
-	org  string
-	id   auth.Identity
-	args map[string]any // decoded with exact numbers
-	raw  json.RawMessage
+	// org is the caller's organization: everything the call reads or
+	// writes is the organization's. orgTag is it when it is not the
+	// deployment's default, for the digest (writes.go).
+	org, orgTag string
+	id          auth.Identity
+	args        map[string]any // decoded with exact numbers
+	raw         json.RawMessage
 	// reqID and digest identify a write (SPEC-DECISIONS §5); attempt
 	// counts its earlier tries that Temporal remembers refusing.
 	reqID   string
@@ -109,7 +112,11 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 	if issues := g.schemas[t.name].issues(args); len(issues) > 0 {
 		return nil, invalid("The arguments do not match the tool's schema: "+strings.Join(issues, "; ")+".", issues...)
 	}
-	c := &call{tool: t, org: g.opts.Org, id: *id, args: args, raw: raw}
+	c := &call{tool: t, org: id.OrgOr(g.opts.Org), id: *id, args: args, raw: raw}
+	c.id.Org = c.org
+	if c.org != g.opts.Org {
+		c.orgTag = c.org
+	}
 	if t.who != nil && !t.who[c.id.Kind] {
 		return nil, forbidden(t.whoMessage)
 	}
@@ -177,8 +184,8 @@ func resultCode(err error) string {
 // runGone explains a write whose run has no running workflow: no such run
 // in this organization, or a run that ended (run_ended comes before every
 // other check of a write).
-func (g *Gateway) runGone(ctx context.Context, runID string) error {
-	_, err := g.store.GetRun(ctx, g.opts.Org, runID)
+func (g *Gateway) runGone(ctx context.Context, org, runID string) error {
+	_, err := g.store.GetRun(ctx, org, runID)
 	if errors.Is(err, store.ErrNotFound) {
 		return interpreter.ErrNoRun(runID)
 	}

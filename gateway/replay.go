@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
@@ -37,10 +38,17 @@ func (g *Gateway) runWrite(ctx context.Context, c *call) (json.RawMessage, error
 	}
 	for tries := 0; ; tries++ {
 		w, answer, err := g.send(ctx, c)
+		if e, ok := err.(*interpreter.Error); ok && slices.Contains(e.Issues, interpreter.IssueRequestIDReused) && c.orgTag != "" {
+			// Temporal answered another organization's update of the
+			// same id: the run is not this organization's, unless it is.
+			if _, gerr := g.store.GetRun(ctx, c.org, w.RunID); errors.Is(gerr, store.ErrNotFound) {
+				return nil, interpreter.ErrNoRun(w.RunID)
+			}
+		}
 		var recorded *workflows.RecordedRefusal
 		switch {
 		case errors.Is(err, workflows.ErrNoRun):
-			return g.fromRecord(ctx, c, func() error { return g.runGone(ctx, w.RunID) })
+			return g.fromRecord(ctx, c, func() error { return g.runGone(ctx, c.org, w.RunID) })
 		case errors.Is(err, workflows.ErrAnsweredBefore):
 			return g.fromRecord(ctx, c, func() error { return interpreter.ErrRequestIDReused() })
 		case errors.As(err, &recorded):

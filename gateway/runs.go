@@ -44,7 +44,7 @@ func (g *Gateway) listProcesses(ctx context.Context, c *call) (any, error) {
 	}
 	items := []map[string]any{}
 	for _, pv := range rows {
-		p, _, err := g.process(ctx, pv.Name, pv.Version)
+		p, _, err := g.process(ctx, c.org, pv.Name, pv.Version)
 		if err != nil {
 			return nil, err
 		}
@@ -74,8 +74,8 @@ func nullable(s string) any {
 // derivedID derives an id from a requestId, so a write retried after a lost
 // answer finds what it made instead of making another (files; runs derive
 // theirs in workflows.RunID).
-func (g *Gateway) derivedID(prefix, reqID string) string {
-	h := sha256.Sum256([]byte(g.opts.Org + "\x00" + prefix + "\x00" + reqID))
+func (g *Gateway) derivedID(org, prefix, reqID string) string {
+	h := sha256.Sum256([]byte(org + "\x00" + prefix + "\x00" + reqID))
 	return prefix + hex.EncodeToString(h[:10])
 }
 
@@ -92,7 +92,7 @@ func (g *Gateway) startRun(ctx context.Context, c *call) (json.RawMessage, error
 		version = int(n)
 	}
 	name := c.str("process")
-	p, pv, err := g.process(ctx, name, version)
+	p, pv, err := g.process(ctx, c.org, name, version)
 	if errors.Is(err, store.ErrNotFound) {
 		if version > 0 {
 			return nil, notFound(fmt.Sprintf("Process %s has no published version %d.", interpreter.Quote(name), version))
@@ -124,20 +124,20 @@ func (g *Gateway) getRun(ctx context.Context, c *call) (any, error) {
 	if final != nil {
 		// An ended run's view never changes; it is served from the read
 		// model, whatever Temporal's retention.
-		return g.viewWithURLs(final)
+		return g.viewWithURLs(c.org, final)
 	}
 	raw, err := g.runs.View(ctx, runID)
 	if errors.Is(err, workflows.ErrNoRun) {
 		// It ended between the two reads.
 		if final, err = g.store.FinalView(ctx, c.org, runID); err == nil && final != nil {
-			return g.viewWithURLs(final)
+			return g.viewWithURLs(c.org, final)
 		}
 		return nil, interpreter.ErrRetry()
 	}
 	if err != nil {
 		return nil, err
 	}
-	return g.viewWithURLs(raw)
+	return g.viewWithURLs(c.org, raw)
 }
 
 func (g *Gateway) listRuns(ctx context.Context, c *call) (any, error) {

@@ -32,11 +32,11 @@ func marshal(v any) ([]byte, error) {
 
 // renderView adds a short-lived url to every file evidence item of a run
 // view.
-func (g *Gateway) renderView(_ context.Context, _ *call, stored json.RawMessage) (any, error) {
-	return g.viewWithURLs(stored)
+func (g *Gateway) renderView(_ context.Context, c *call, stored json.RawMessage) (any, error) {
+	return g.viewWithURLs(c.org, stored)
 }
 
-func (g *Gateway) viewWithURLs(raw json.RawMessage) (any, error) {
+func (g *Gateway) viewWithURLs(org string, raw json.RawMessage) (any, error) {
 	if !bytes.Contains(raw, []byte(`"file"`)) {
 		// No file evidence (whose kind is "file"): nothing to add, so no
 		// need to decode it. Stored answers may be spaced (jsonb), so
@@ -47,7 +47,7 @@ func (g *Gateway) viewWithURLs(raw json.RawMessage) (any, error) {
 	if err := decodeExact(raw, &v); err != nil {
 		return nil, err
 	}
-	g.fillURLs(v.Data)
+	g.fillURLs(org, v.Data)
 	return &v, nil
 }
 
@@ -61,7 +61,7 @@ func (g *Gateway) renderClaim(ctx context.Context, c *call, stored json.RawMessa
 	if err := decodeExact(stored, &res); err != nil {
 		return nil, err
 	}
-	g.fillURLs(res.Data)
+	g.fillURLs(c.org, res.Data)
 	tok := res.Token
 	if tok == "" {
 		tok = g.tokens.Sign(c.org, res.RunID, res.StepID, res.LeaseID)
@@ -98,7 +98,7 @@ func renderAsIs(_ *Gateway, _ context.Context, _ *call, stored json.RawMessage) 
 	return stored, nil
 }
 
-func (g *Gateway) fillURLs(d *interpreter.Data) {
+func (g *Gateway) fillURLs(org string, d *interpreter.Data) {
 	if d == nil {
 		return
 	}
@@ -109,7 +109,7 @@ func (g *Gateway) fillURLs(d *interpreter.Data) {
 		}
 		for i := range r.Evidence {
 			if r.Evidence[i].Kind == "file" {
-				r.Evidence[i].URL = g.files.URL(g.opts.Org, r.Evidence[i].Ref, now)
+				r.Evidence[i].URL = g.files.URL(org, r.Evidence[i].Ref, now)
 			}
 		}
 	}

@@ -95,8 +95,8 @@ func (c *call) submission() interpreter.Submission {
 // verifyFiles checks a submission's file evidence: each upload exists in
 // this organization and its bytes still match the hash recorded at upload
 // (see checkEvidence, which also caps the list).
-func (g *Gateway) verifyFiles(ctx context.Context, sub *interpreter.Submission) error {
-	files, err := g.checkEvidence(ctx, sub.Evidence)
+func (g *Gateway) verifyFiles(ctx context.Context, org string, sub *interpreter.Submission) error {
+	files, err := g.checkEvidence(ctx, org, sub.Evidence)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (g *Gateway) submit(ctx context.Context, c *call) (string, interpreter.Comm
 		return "", nil, err
 	}
 	sub := c.submission()
-	if err := g.verifyFiles(ctx, &sub); err != nil {
+	if err := g.verifyFiles(ctx, c.org, &sub); err != nil {
 		return "", nil, err
 	}
 	return runID, interpreter.Submit{StepID: stepID, LeaseID: leaseID, Actor: c.actor(), Submission: sub}, nil
@@ -135,7 +135,7 @@ func (g *Gateway) decide(ctx context.Context, c *call) (string, interpreter.Comm
 	if err := interpreter.CheckDecideArguments(dec); err != nil {
 		return "", nil, err
 	}
-	if err := g.verifyFiles(ctx, &dec.Submission); err != nil {
+	if err := g.verifyFiles(ctx, c.org, &dec.Submission); err != nil {
 		return "", nil, err
 	}
 	return c.str("runId"), dec, nil

@@ -18,11 +18,18 @@ import (
 )
 
 // digest identifies a write: the tool, its arguments and the caller
-// (SPEC-DECISIONS §5), in hex, the one form the run echoes and the record
-// keeps. The same requestId with another digest is a conflict.
+// (SPEC-DECISIONS §5), and the caller's organization unless it is the
+// default one (so digests made before there were organizations still
+// match). The same requestId with another digest is a conflict; Temporal's
+// update ids are requestIds, and the digest tells one organization's
+// update from another's. It is hex, the one form the run echoes and
+// the record keeps.
 func digest(c *call) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", c.tool.name, c.id.Kind, c.id.ID)
+	if c.orgTag != "" {
+		fmt.Fprintf(h, "org\x00%s\x00", c.orgTag)
+	}
 	if !writeUploadCanon(h, c) {
 		canon, err := jcs.Transform(c.raw)
 		if err != nil {

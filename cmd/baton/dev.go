@@ -71,7 +71,7 @@ func devFlags(fl *flag.FlagSet, cfg *devConfig) {
 	stringFlag(fl, &cfg.databaseURL, "database-url", "", "use this PostgreSQL instead of a private one")
 	intFlag(fl, &cfg.temporalPort, "temporal-port", 7233, "Temporal frontend port; 0 for a free one")
 	intFlag(fl, &cfg.uiPort, "ui-port", 8233, "Temporal Web UI port; 0 for none")
-	fl.Var(&cfg.processes, "processes", "process folder (or folder of process folders) to publish; repeatable")
+	fl.Var(&cfg.processes, "processes", "[ORG=]DIR: process folder (or folder of process folders) to publish into organization ORG (default --org); repeatable")
 	fl.Var(cfg.roles, "role", "bind ROLE=GROUP when publishing; repeatable")
 }
 
@@ -215,9 +215,10 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	}
 	defer s.close()
 	g := s.gateway
-	reg := gateway.NewRegistry(s.store, cfg.org, g.Offer())
 	groups := map[string]bool{interpreter.DefaultOperators: true}
-	for _, dir := range cfg.processes {
+	for _, v := range cfg.processes {
+		org, dir := orgPath(v, cfg.org)
+		reg := gateway.NewRegistry(s.store, org, g.Offer())
 		folders, err := processFolders(dir)
 		if err != nil {
 			return err
@@ -233,6 +234,9 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 				groups[g] = true
 			}
 			fmt.Fprintf(stdout, "Published %s v%d (sha256:%s)", pv.Name, pv.Version, pv.Hash)
+			if org != cfg.org {
+				fmt.Fprintf(stdout, " in %s", org)
+			}
 			if d.Process.Requires != nil {
 				fmt.Fprintf(stdout, "; it requires systems: %s", strings.Join(d.Process.Requires.Systems, ", "))
 			}
@@ -252,14 +256,14 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		g.Mount(inbox.Path, off)
 		g.Mount(oauthPath+"/", off)
 	} else {
-		in, err := inbox.New(g, &inbox.Options{BaseURL: baseURL, Secret: key, DevSignIn: true, Groups: gs, Logger: log})
+		in, err := inbox.New(g, &inbox.Options{BaseURL: baseURL, Secret: key, DevSignIn: true, Groups: gs, Logger: log, Org: cfg.org})
 		if err != nil {
 			return err
 		}
 		g.Mount(inbox.Path, in.Handler())
 		as, err := oauth.New(issuer, &oauth.Options{
 			Issuer: asURL, Resource: resource, StateFile: filepath.Join(data, oauthStateFile),
-			Groups: gs, Logger: log,
+			Groups: gs, Logger: log, DefaultOrg: cfg.org,
 			// Clients on this machine may serve their metadata documents
 			// on loopback.
 			LoopbackClientMetadata: true, ClientMetadataRoots: cfg.clientMetadataRoots,

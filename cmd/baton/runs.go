@@ -43,8 +43,8 @@ Flags (flags win over environment variables, which win over defaults):
 
 // runsFlags are the flags every runs subcommand takes.
 type runsFlags struct {
-	url, token, data, operator string
-	asJSON                     bool
+	url, token, data, operator, org string
+	asJSON                          bool
 }
 
 func (r *runsFlags) register(fl *flag.FlagSet) {
@@ -52,6 +52,7 @@ func (r *runsFlags) register(fl *flag.FlagSet) {
 	stringFlag(fl, &r.token, "token", "", "bearer token of an operator (instead of --data)")
 	stringFlag(fl, &r.data, "data", ".baton", "data folder of baton dev, to mint an operator token")
 	stringFlag(fl, &r.operator, "operator", "u_ops", "operator id a minted token names")
+	stringFlag(fl, &r.org, "org", "", "organization a minted token names (default: the gateway's default organization)")
 	fl.BoolVar(&r.asJSON, "json", false, "print the tool's data as JSON")
 }
 
@@ -69,7 +70,7 @@ func (r *runsFlags) client() (*runs.Client, error) {
 		return nil, err
 	}
 	return runs.NewClient(r.url, who, func(w drive.Who) (string, error) {
-		return issuer.Issue(auth.Identity{ID: w.ID, Kind: auth.Kind(w.Kind), Groups: w.Groups}, time.Hour)
+		return issuer.Issue(auth.Identity{ID: w.ID, Kind: auth.Kind(w.Kind), Groups: w.Groups, Org: r.org}, time.Hour)
 	}, nil), nil
 }
 

@@ -12,9 +12,10 @@ import (
 // share, registered once with the defaults the packages export.
 type runtimeConfig struct {
 	opsConfig
-	org, tools string
-	evaluator  evaluatorConfig
-	drain      time.Duration
+	org       string
+	tools     listFlag
+	evaluator evaluatorConfig
+	drain     time.Duration
 
 	// The worker's.
 	workflowCache int
@@ -43,9 +44,9 @@ const defaultDrain = 30 * time.Second
 
 func (c *runtimeConfig) flags(fl *flag.FlagSet, which runtimeFlags) {
 	c.opsConfig.flags(fl, which.opsListen)
-	stringFlag(fl, &c.org, "org", "o_default", "organization id")
+	stringFlag(fl, &c.org, "org", "o_default", "default organization: that of tokens naming none, and of --processes DIR and --tools FILE")
 	c.evaluator.register(fl, which.evaluator)
-	stringFlag(fl, &c.tools, "tools", "", "tool registration file (YAML) of the baton-tools-1 profile: agents call these servers' tools through Baton; give gateways and workers the same file")
+	fl.Var(&c.tools, "tools", "[ORG=]FILE: tool registration file (YAML) of the baton-tools-1 profile for organization ORG (default --org): agents call these servers' tools through Baton; repeatable, one per organization; give gateways and workers the same files")
 	durationFlag(fl, &c.drain, "drain", defaultDrain, "on SIGTERM or Ctrl-C, how long calls in flight (and the worker's activities) may take to finish before they are cut; a cut call answers retry")
 	if which.worker {
 		intFlag(fl, &c.workflowCache, "workflow-cache", defaultWorkflowCache, "runs the worker keeps in memory between their tasks; others are replayed from history when they next have work")

@@ -42,7 +42,7 @@ type serveConfig struct {
 	tlsCert, tlsKey, tlsCA, tlsServerName             string
 	temporalAPIKeyFile                                string
 	jwksURL, issuer, audience, kindClaim, groupsClaim string
-	personIDClaim, scopes                             string
+	personIDClaim, scopes, orgClaim                   string
 	devKeyDir                                         string
 	inboxClientID, inboxSecretFile, inboxURL          string
 	devTokens, trustUnverifiedEmail                   bool
@@ -71,6 +71,7 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 		stringFlag(fl, &c.scopes, "scopes", "", "OAuth scopes every token must grant, space or comma separated: named in the MCP metadata (scopes_supported) and in the 401 challenge (scope=), and checked in --issuer's tokens; default none")
 		stringFlag(fl, &c.kindClaim, "kind-claim", "baton_kind", "claim naming agent, person or operator")
 		stringFlag(fl, &c.groupsClaim, "groups-claim", "groups", "claim listing the caller's groups")
+		stringFlag(fl, &c.orgClaim, "org-claim", auth.DefaultOrgClaim, "claim naming the caller's organization; a token without it belongs to --org")
 		stringFlag(fl, &c.personIDClaim, "person-id-claim", "sub", "claim holding a person's id, their email address (email where the issuer's sub is opaque; then email_verified must be true)")
 		boolFlag(fl, &c.trustUnverifiedEmail, "trust-unverified-email", false, "with --person-id-claim email, accept a person whose token lacks email_verified: true (only for an issuer that hands out addresses it owns)")
 		boolFlag(fl, &c.devTokens, "dev-tokens", false, "DEVELOPMENT ONLY: accept the dev tokens of --dev-key-dir instead of an issuer's JWTs")
@@ -182,7 +183,7 @@ func (c *serveConfig) verifier(ctx context.Context, log *slog.Logger) (auth.Veri
 	return auth.NewJWKSVerifier(ctx, &auth.JWKSOptions{
 		Issuer: c.issuer, JWKSURL: c.jwksURL, Audience: aud,
 		PersonIDClaim: c.personIDClaim, TrustUnverifiedEmail: c.trustUnverifiedEmail,
-		KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim, Scopes: c.scopeList(),
+		KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim, Scopes: c.scopeList(), OrgClaim: c.orgClaim,
 	})
 }
 
@@ -227,11 +228,11 @@ func (c *serveConfig) inbox(g *gateway.Gateway, key []byte, log *slog.Logger) (*
 		return nil, fmt.Errorf("--inbox-client-secret-file %s is empty", c.inboxSecretFile)
 	}
 	return inbox.New(g, &inbox.Options{
-		BaseURL: c.publicURL(), Secret: key, Logger: log,
+		BaseURL: c.publicURL(), Secret: key, Logger: log, Org: c.org,
 		OIDC: &inbox.OIDCOptions{
 			Issuer: c.issuer, ClientID: c.inboxClientID, ClientSecret: clientSecret, JWKSURL: c.jwksURL,
 			PersonIDClaim: c.personIDClaim, TrustUnverifiedEmail: c.trustUnverifiedEmail,
-			KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim,
+			KindClaim: c.kindClaim, GroupsClaim: c.groupsClaim, OrgClaim: c.orgClaim,
 		},
 	})
 }

@@ -172,7 +172,7 @@ func (c *runtimeConfig) startStack(ctx context.Context, o stackOptions, obs *obs
 		return err
 	}}}
 	st := (*store.Store)(nil)
-	if o.gateway || c.tools != "" {
+	if o.gateway || len(c.tools) > 0 {
 		if st, err = openStore(ctx, o.dbURL); err != nil {
 			return s, err
 		}

@@ -10,10 +10,12 @@ import (
 	"github.com/baton-run/baton/interpreter"
 )
 
-const tokenUsage = `usage: baton token [--data DIR] (--agent ID | --person EMAIL [--group G]... | --operator ID) [--ttl D]
+const tokenUsage = `usage: baton token [--data DIR] [--org ORG] (--agent ID | --person EMAIL [--group G]... | --operator ID) [--ttl D]
 
 Prints a dev bearer token, valid for the gateway of 'baton dev' run with the
-same data folder. Only the token goes to stdout.
+same data folder. Only the token goes to stdout. Without --org the token
+names no organization and belongs to the gateway's default one (--org of
+baton dev); with it, to organization ORG.
 
 Flags:
 `
@@ -22,7 +24,7 @@ func runToken(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("token", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	fl.Usage = func() { fmt.Fprint(stderr, tokenUsage); fl.PrintDefaults() }
-	var data, agent, person, operator string
+	var data, agent, person, operator, org string
 	var groups listFlag
 	var ttl time.Duration
 	stringFlag(fl, &data, "data", ".baton", "data folder of 'baton dev'")
@@ -30,6 +32,7 @@ func runToken(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&person, "person", "", "person email")
 	fl.StringVar(&operator, "operator", "", "operator id")
 	fl.Var(&groups, "group", "group of the person or operator; repeatable")
+	fl.StringVar(&org, "org", "", "organization the token belongs to (default: the gateway's default organization)")
 	durationFlag(fl, &ttl, "ttl", 24*time.Hour, "how long the token is valid")
 	if code, ok := parseCommand("token", fl, args, stderr); !ok {
 		return code
@@ -49,6 +52,7 @@ func runToken(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "baton token: give exactly one of --agent, --person, --operator")
 		return 2
 	}
+	id.Org = org
 	issuer, err := auth.LoadOrCreateDevKey(data)
 	if err != nil {
 		fmt.Fprintf(stderr, "baton token: %v\n", err)

@@ -66,6 +66,37 @@ type Identity struct {
 	Kind Kind
 	// Groups are the groups the caller belongs to; roles are bound to groups.
 	Groups []string
+	// Org is the organization the caller belongs to, from the token's org
+	// claim. Empty means the deployment's default organization: a token
+	// without the claim belongs to it.
+	Org string
+}
+
+// MaxOrgLen bounds an organization id.
+const MaxOrgLen = 64
+
+// CheckOrg reports what is wrong with an organization id, or nil: it is 1
+// to MaxOrgLen letters, digits, '_', '-' or '.', starting with a letter
+// or digit.
+func CheckOrg(org string) error {
+	if org == "" || len(org) > MaxOrgLen {
+		return fmt.Errorf("organization %q: want 1 to %d characters", org, MaxOrgLen)
+	}
+	for i, r := range org {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || (i > 0 && (r == '_' || r == '-' || r == '.'))
+		if !ok {
+			return fmt.Errorf("organization %q: use letters, digits, '_', '-' and '.', starting with a letter or digit", org)
+		}
+	}
+	return nil
+}
+
+// OrgOr returns the identity's organization, or def when it names none.
+func (id Identity) OrgOr(def string) string {
+	if id.Org == "" {
+		return def
+	}
+	return id.Org
 }
 
 // Verifier checks a bearer token and returns who presented it and when the
@@ -75,9 +106,15 @@ type Verifier func(ctx context.Context, token string) (*Identity, time.Time, err
 
 // Normalize returns a copy of id with a person's email lowercased, or an error
 // naming what is wrong with it: an empty ID, an unknown kind, a person whose
-// ID is not a plain email address, or an empty group name.
+// ID is not a plain email address, an empty group name, or an organization
+// that [CheckOrg] refuses.
 func (id Identity) Normalize() (Identity, error) {
-	out := Identity{ID: id.ID, Kind: id.Kind}
+	out := Identity{ID: id.ID, Kind: id.Kind, Org: id.Org}
+	if out.Org != "" {
+		if err := CheckOrg(out.Org); err != nil {
+			return Identity{}, fmt.Errorf("identity %q: %w", id.ID, err)
+		}
+	}
 	if out.ID == "" {
 		return Identity{}, fmt.Errorf("identity has an empty ID: give the agent, person or operator an ID")
 	}

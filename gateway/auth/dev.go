@@ -76,6 +76,7 @@ type devClaims struct {
 	Sub    string   `json:"sub"`
 	Kind   Kind     `json:"kind"`
 	Groups []string `json:"groups,omitempty"`
+	Org    string   `json:"org,omitempty"`
 	Iat    int64    `json:"iat"`
 	Exp    int64    `json:"exp"`
 	Iss    string   `json:"iss"`
@@ -111,6 +112,7 @@ func (d *DevIssuer) IssueFor(id Identity, audience string, ttl time.Duration) (s
 		Sub:    id.ID,
 		Kind:   id.Kind,
 		Groups: id.Groups,
+		Org:    id.Org,
 		Iat:    now.Unix(),
 		Exp:    now.Add(ttl).Unix(),
 		Iss:    devIssuer,
@@ -178,16 +180,23 @@ func (d *DevIssuer) verify(token, resource string) (*Identity, time.Time, error)
 			return nil, time.Time{}, err
 		}
 	}
-	id, err := identityFromClaims(c, claimNames{id: "sub", personID: "sub", kind: "kind", groups: "groups"})
+	id, err := identityFromClaims(c, claimNames{id: "sub", personID: "sub", kind: "kind", groups: "groups", org: DefaultOrgClaim})
 	if err != nil {
 		return nil, time.Time{}, err
 	}
 	return id, exp, nil
 }
 
+// DefaultOrgClaim is the claim naming the caller's organization unless
+// configured otherwise.
+const DefaultOrgClaim = "org"
+
 // claimNames say which claims of a token name the caller.
 type claimNames struct {
 	id, personID, kind, groups string
+	// org names the caller's organization; a token without it belongs
+	// to the default organization (Org "").
+	org string
 	// defaultKind is the kind of a token without the kind claim; "" refuses it.
 	defaultKind Kind
 	// trustUnverifiedEmail accepts a person named by the email claim
@@ -228,7 +237,11 @@ func identityFromClaims(c claims, n claimNames) (*Identity, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, err := Identity{ID: sub, Kind: Kind(kind), Groups: groups}.Normalize()
+	org, _, err := c.str(n.org)
+	if err != nil {
+		return nil, err
+	}
+	id, err := Identity{ID: sub, Kind: Kind(kind), Groups: groups, Org: org}.Normalize()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}

@@ -46,6 +46,11 @@ func TestDevIssuerRoundTrip(t *testing.T) {
 			in:   Identity{ID: "u_ops", Kind: KindOperator},
 			want: Identity{ID: "u_ops", Kind: KindOperator},
 		},
+		{
+			name: "agent of another organization",
+			in:   Identity{ID: "a_screener", Kind: KindAgent, Org: "o_acme"},
+			want: Identity{ID: "a_screener", Kind: KindAgent, Org: "o_acme"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,6 +87,9 @@ func TestDevIssuerIssueRefuses(t *testing.T) {
 		{name: "person with display name", id: Identity{ID: "Mira <mira@example.com>", Kind: KindPerson}, ttl: time.Hour},
 		{name: "empty group", id: Identity{ID: "a", Kind: KindAgent, Groups: []string{""}}, ttl: time.Hour},
 		{name: "zero ttl", id: Identity{ID: "a", Kind: KindAgent}, ttl: 0},
+		{name: "organization with a slash", id: Identity{ID: "a", Kind: KindAgent, Org: "o/acme"}, ttl: time.Hour},
+		{name: "organization starting with a dot", id: Identity{ID: "a", Kind: KindAgent, Org: ".acme"}, ttl: time.Hour},
+		{name: "organization too long", id: Identity{ID: "a", Kind: KindAgent, Org: strings.Repeat("o", MaxOrgLen+1)}, ttl: time.Hour},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

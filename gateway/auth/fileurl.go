@@ -53,11 +53,13 @@ func NewFileURLs(key []byte, baseURL string, ttl time.Duration) (*FileURLs, erro
 	return &FileURLs{key: append([]byte(nil), key...), base: strings.TrimSuffix(baseURL, "/"), ttl: ttl}, nil
 }
 
-// URL returns <base>/files/<fileID>?exp=<unix seconds>&sig=<mac>, valid from
-// now for the configured lifetime, for the file fileID of org.
+// URL returns <base>/files/<fileID>?exp=<unix seconds>&org=<org>&sig=<mac>,
+// valid from now for the configured lifetime, for the file fileID of org.
+// The signature covers the organization: a link altered to name another
+// does not verify.
 func (f *FileURLs) URL(org, fileID string, now time.Time) string {
 	exp := strconv.FormatInt(now.Add(f.ttl).Unix(), 10)
-	q := url.Values{"exp": {exp}, "sig": {b64.EncodeToString(f.mac(org, fileID, exp))}}
+	q := url.Values{"exp": {exp}, "org": {org}, "sig": {b64.EncodeToString(f.mac(org, fileID, exp))}}
 	return f.base + "/files/" + url.PathEscape(fileID) + "?" + q.Encode()
 }
 

@@ -21,7 +21,7 @@ func TestFileURLs(t *testing.T) {
 	}
 	now := time.Unix(1_800_000_000, 0)
 	link := f.URL("o_1", "f_abc", now)
-	if want := "https://baton.example.com/files/f_abc?exp=1800000600&sig="; !strings.HasPrefix(link, want) {
+	if want := "https://baton.example.com/files/f_abc?exp=1800000600&org=o_1&sig="; !strings.HasPrefix(link, want) {
 		t.Fatalf("URL = %q, want prefix %q", link, want)
 	}
 	exp, sig := queryOf(t, link)

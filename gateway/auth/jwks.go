@@ -53,6 +53,10 @@ type JWKSOptions struct {
 	// GroupsClaim names the claim listing the caller's groups (an array of
 	// strings, or one string). Default "groups".
 	GroupsClaim string
+	// OrgClaim names the claim naming the caller's organization; a token
+	// without it belongs to the deployment's default organization.
+	// Default "org" (DefaultOrgClaim).
+	OrgClaim string
 	// DefaultKind is the kind of a caller whose token has no kind claim.
 	// Default "": such tokens are refused.
 	DefaultKind Kind
@@ -116,6 +120,9 @@ func NewJWKSVerifier(ctx context.Context, opts *JWKSOptions) (Verifier, error) {
 	}
 	if o.GroupsClaim == "" {
 		o.GroupsClaim = "groups"
+	}
+	if o.OrgClaim == "" {
+		o.OrgClaim = DefaultOrgClaim
 	}
 	if o.DefaultKind != "" && !o.DefaultKind.Valid() {
 		return nil, fmt.Errorf("JWKSOptions.DefaultKind is %q: use %q, %q, %q or leave it empty", o.DefaultKind, KindAgent, KindPerson, KindOperator)
@@ -258,7 +265,7 @@ func (v *jwksVerifier) verify(ctx context.Context, token string) (*Identity, tim
 	}
 	o := v.opts
 	id, err := identityFromClaims(c, claimNames{
-		id: o.IDClaim, personID: o.PersonIDClaim, kind: o.KindClaim, groups: o.GroupsClaim,
+		id: o.IDClaim, personID: o.PersonIDClaim, kind: o.KindClaim, groups: o.GroupsClaim, org: o.OrgClaim,
 		defaultKind: o.DefaultKind, trustUnverifiedEmail: o.TrustUnverifiedEmail,
 	})
 	if err != nil {

@@ -203,6 +203,13 @@ func TestJWKSVerifier(t *testing.T) {
 			})),
 			want: &Identity{ID: "u_ops", Kind: KindOperator},
 		},
+		{
+			name:  "organization from the org claim",
+			token: rs.sign(t, goodClaims(func(c map[string]any) { c["org"] = "o_acme" })),
+			want:  &Identity{ID: agent.ID, Kind: KindAgent, Groups: agent.Groups, Org: "o_acme"},
+		},
+		{name: "organization not a string", token: rs.sign(t, goodClaims(func(c map[string]any) { c["org"] = 7 }))},
+		{name: "organization not an id", token: rs.sign(t, goodClaims(func(c map[string]any) { c["org"] = "o acme" }))},
 		{name: "expired", token: rs.sign(t, goodClaims(func(c map[string]any) { c["exp"] = time.Now().Add(-time.Hour).Unix() }))},
 		{name: "no exp", token: rs.sign(t, goodClaims(func(c map[string]any) { delete(c, "exp") }))},
 		{name: "not yet valid", token: rs.sign(t, goodClaims(func(c map[string]any) { c["nbf"] = time.Now().Add(time.Hour).Unix() }))},
@@ -300,6 +307,7 @@ func TestJWKSVerifierStaticKeysAndClaimNames(t *testing.T) {
 		PersonIDClaim: "email",
 		KindClaim:     "typ",
 		GroupsClaim:   "roles",
+		OrgClaim:      "tenant",
 		DefaultKind:   KindAgent,
 	})
 	if err != nil {
@@ -319,6 +327,16 @@ func TestJWKSVerifierStaticKeysAndClaimNames(t *testing.T) {
 			name:   "person id from its own claim",
 			claims: map[string]any{"client_id": "ignored", "email": "ana@example.com", "email_verified": true, "typ": "person"},
 			want:   Identity{ID: "ana@example.com", Kind: KindPerson},
+		},
+		{
+			name:   "organization from its claim",
+			claims: map[string]any{"client_id": "a_bot", "tenant": "o_acme", "org": "o_ignored"},
+			want:   Identity{ID: "a_bot", Kind: KindAgent, Org: "o_acme"},
+		},
+		{
+			name:   "an empty organization claim is the default organization",
+			claims: map[string]any{"client_id": "a_bot", "tenant": ""},
+			want:   Identity{ID: "a_bot", Kind: KindAgent},
 		},
 	}
 	for _, tt := range tests {

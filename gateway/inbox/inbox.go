@@ -77,6 +77,10 @@ type Options struct {
 	// OIDC signs people in with OpenID Connect. Exactly one of DevSignIn
 	// and OIDC is required.
 	OIDC *OIDCOptions
+	// Org is the deployment's default organization: a person whose
+	// sign-in names no organization signs in to it. Every session is
+	// bound to its organization and to BaseURL. Default "o_default".
+	Org string
 	// Operators is the group every operator is in. Default interpreter.DefaultOperators.
 	Operators string
 	// SessionTTL is how long a sign-in lasts. Default 12 hours.
@@ -132,6 +136,12 @@ func New(tools Tools, opts *Options) (*Inbox, error) {
 	if o.Operators == "" {
 		o.Operators = interpreter.DefaultOperators
 	}
+	if o.Org == "" {
+		o.Org = "o_default"
+	}
+	if err := auth.CheckOrg(o.Org); err != nil {
+		return nil, fmt.Errorf("inbox: Org: %w", err)
+	}
 	if o.SessionTTL == 0 {
 		o.SessionTTL = 12 * time.Hour
 	}
@@ -146,7 +156,7 @@ func New(tools Tools, opts *Options) (*Inbox, error) {
 			return nil, err
 		}
 	}
-	in.sign = newSigner(o.Secret, !loopback)
+	in.sign = newSigner(o.Secret, !loopback, o.BaseURL, o.Org)
 	if in.pages, err = parsePages(); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -158,7 +159,7 @@ func TestMarkdownIsSafe(t *testing.T) {
 // Sealed cookies open only for the cookie they were sealed for, only
 // unaltered, and sessions only until they expire.
 func TestSessionsAndNext(t *testing.T) {
-	s := newSigner([]byte("secret"), false)
+	s := newSigner([]byte("secret"), false, "http://127.0.0.1:8080", "o_default")
 	v, err := s.seal(flowCookie, flow{State: "x"})
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +169,7 @@ func TestSessionsAndNext(t *testing.T) {
 		t.Fatal("a sealed value does not open")
 	}
 	if s.open(sessionCookie, v, &session{}) == nil || s.open(flowCookie, v+"A", &f) == nil ||
-		newSigner([]byte("other"), false).open(flowCookie, v, &f) == nil {
+		newSigner([]byte("other"), false, "http://127.0.0.1:8080", "o_default").open(flowCookie, v, &f) == nil {
 		t.Fatal("a value opened for another cookie, altered, or under another key")
 	}
 	rec := httptest.NewRecorder()
@@ -214,5 +215,77 @@ func TestNewRefuses(t *testing.T) {
 	in, err := New(tools, &Options{OIDC: &OIDCOptions{Issuer: "https://i", ClientID: "c", ClientSecret: "s"}, BaseURL: "https://baton.example.com/"})
 	if err != nil || !in.sign.secure || in.URL() != "https://baton.example.com/inbox/" {
 		t.Fatalf("an https inbox: %v", err)
+	}
+}
+
+// recorder answers every tool with an empty listing and keeps the
+// identities it was called as.
+type recorder struct {
+	mu  sync.Mutex
+	ids []auth.Identity
+}
+
+func (r *recorder) Call(_ context.Context, id auth.Identity, tool string, _ json.RawMessage) (json.RawMessage, error) {
+	r.mu.Lock()
+	r.ids = append(r.ids, id)
+	r.mu.Unlock()
+	return json.RawMessage(`{"items":[],"nextCursor":null}`), nil
+}
+
+// A session is bound to the organization signed in to and to the base URL
+// of the deployment that signed it in: another deployment sharing the
+// secret refuses it, a session sealed without them is none, and every call
+// a session makes carries its organization.
+func TestSessionBoundToOrgAndDeployment(t *testing.T) {
+	secret := []byte("the same secret file")
+	tools := &recorder{}
+	a, err := New(tools, &Options{DevSignIn: true, BaseURL: "http://127.0.0.1:8080", Secret: secret, Org: "o_a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(tools, &Options{DevSignIn: true, BaseURL: "http://127.0.0.1:9090", Secret: secret, Org: "o_a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(in *Inbox, c *http.Cookie) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, Path, nil)
+		req.AddCookie(c)
+		w := httptest.NewRecorder()
+		in.Handler().ServeHTTP(w, req)
+		return w
+	}
+	cookieOf := func(in *Inbox, id auth.Identity) *http.Cookie {
+		rec := httptest.NewRecorder()
+		if err := in.sign.startSession(rec, id, time.Hour, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		return rec.Result().Cookies()[0]
+	}
+	mira := auth.Identity{ID: "mira@example.com", Kind: auth.KindPerson}
+	if w := serve(a, cookieOf(a, mira)); w.Code != http.StatusOK {
+		t.Fatalf("a's own session at a: %d", w.Code)
+	}
+	if w := serve(b, cookieOf(a, mira)); w.Code != http.StatusSeeOther && w.Code != http.StatusFound {
+		t.Fatalf("a's session at b (same secret, other base URL): %d, want a redirect to sign in", w.Code)
+	}
+	// A session sealed as before sessions named their organization and
+	// deployment does not open.
+	sealed, err := a.sign.seal(sessionCookie, map[string]any{"id": mira.ID, "kind": "person", "sid": "s1", "exp": time.Now().Add(time.Hour).Unix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := serve(a, a.sign.cookie(sessionCookie, sealed, 3600)); w.Code != http.StatusSeeOther && w.Code != http.StatusFound {
+		t.Fatalf("an unbound session: %d, want a redirect to sign in", w.Code)
+	}
+	// The organization travels with every call.
+	tools.ids = nil
+	serve(a, cookieOf(a, mira))
+	serve(a, cookieOf(a, auth.Identity{ID: mira.ID, Kind: auth.KindPerson, Org: "o_b"}))
+	var orgs []string
+	for _, id := range tools.ids {
+		orgs = append(orgs, id.Org)
+	}
+	if len(orgs) == 0 || orgs[0] != "o_a" || orgs[len(orgs)-1] != "o_b" {
+		t.Fatalf("calls were made in organizations %v, want o_a (the default) then o_b", orgs)
 	}
 }

@@ -33,11 +33,12 @@ type OIDCOptions struct {
 	JWKSURL string
 	// Scopes are requested. Default openid, email, profile.
 	Scopes []string
-	// IDClaim, PersonIDClaim, KindClaim and GroupsClaim name the claims
-	// as in auth.JWKSOptions, with the same defaults: sub, IDClaim,
-	// baton_kind, groups. An ID token without the kind claim signs in a
-	// person.
-	IDClaim, PersonIDClaim, KindClaim, GroupsClaim string
+	// IDClaim, PersonIDClaim, KindClaim, GroupsClaim and OrgClaim name
+	// the claims as in auth.JWKSOptions, with the same defaults: sub,
+	// IDClaim, baton_kind, groups, org. An ID token without the kind claim
+	// signs in a person; one without the organization claim, to the
+	// default organization.
+	IDClaim, PersonIDClaim, KindClaim, GroupsClaim, OrgClaim string
 	// TrustUnverifiedEmail is auth.JWKSOptions.TrustUnverifiedEmail: with
 	// PersonIDClaim "email", accept an ID token without email_verified:
 	// true. Default false.
@@ -107,7 +108,7 @@ func (c *oidcClient) discover(ctx context.Context) (*provider, error) {
 		Issuer: c.opts.Issuer, JWKSURL: jwks, Audience: c.opts.ClientID,
 		IDClaim: c.opts.IDClaim, PersonIDClaim: c.opts.PersonIDClaim, TrustUnverifiedEmail: c.opts.TrustUnverifiedEmail,
 		KindClaim:   c.opts.KindClaim,
-		GroupsClaim: c.opts.GroupsClaim, DefaultKind: auth.KindPerson, HTTPClient: c.opts.HTTPClient,
+		GroupsClaim: c.opts.GroupsClaim, OrgClaim: c.opts.OrgClaim, DefaultKind: auth.KindPerson, HTTPClient: c.opts.HTTPClient,
 	})
 	if err != nil {
 		return nil, err

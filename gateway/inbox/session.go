@@ -16,10 +16,13 @@ import (
 )
 
 // Sessions are signed cookies, not stored: the cookie holds who signed in
-// (id, kind, groups), a random session id and an expiry, with an
-// HMAC-SHA256 under a key derived from the gateway's secret. Any gateway
-// of a deployment that shares the secret accepts it, and nothing is kept
-// on the server. The price is that signing out clears the cookie in that
+// (id, kind, groups, organization), the deployment's base URL, a random
+// session id and an expiry, with an HMAC-SHA256 under a key derived from
+// the gateway's secret. Any gateway of a deployment that shares the secret
+// and the base URL accepts it, and nothing is kept on the server; a
+// deployment at another base URL refuses it even when it shares the
+// secret (a --secret-file of the default name, copied), and every call
+// the session makes is its organization's. The price is that signing out clears the cookie in that
 // browser but cannot revoke a copy of it: a session ends at its expiry
 // (Options.SessionTTL) at the latest.
 
@@ -46,12 +49,16 @@ type session struct {
 	ID     string    `json:"id"`
 	Kind   auth.Kind `json:"kind"`
 	Groups []string  `json:"groups,omitempty"`
-	SID    string    `json:"sid"`
-	Exp    int64     `json:"exp"`
+	// Org is the organization signed in to, never empty; Base is the
+	// base URL of the deployment that signed the session in.
+	Org  string `json:"org"`
+	Base string `json:"base"`
+	SID  string `json:"sid"`
+	Exp  int64  `json:"exp"`
 }
 
 func (s *session) identity() auth.Identity {
-	return auth.Identity{ID: s.ID, Kind: s.Kind, Groups: s.Groups}
+	return auth.Identity{ID: s.ID, Kind: s.Kind, Groups: s.Groups, Org: s.Org}
 }
 
 // operator reports whether the session is an operator's.
@@ -62,13 +69,15 @@ type signer struct {
 	sessionKey, csrfKey []byte
 	secure              bool
 	path                string
+	// base is the inbox's BaseURL and org its default organization.
+	base, org string
 }
 
-func newSigner(secret []byte, secure bool) *signer {
+func newSigner(secret []byte, secure bool, base, org string) *signer {
 	return &signer{
 		sessionKey: auth.DeriveKey(secret, purposeSessions),
 		csrfKey:    auth.DeriveKey(secret, purposeCSRF),
-		secure:     secure, path: Path,
+		secure:     secure, path: Path, base: base, org: org,
 	}
 }
 
@@ -124,9 +133,10 @@ func (s *signer) cookie(name, value string, maxAge int) *http.Cookie {
 	}
 }
 
-// startSession sets the session cookie for id.
+// startSession sets the session cookie for id, bound to its organization
+// (the default one when id names none) and to this inbox's base URL.
 func (s *signer) startSession(w http.ResponseWriter, id auth.Identity, ttl time.Duration, now time.Time) error {
-	v := session{ID: id.ID, Kind: id.Kind, Groups: id.Groups, SID: randomHex(16), Exp: now.Add(ttl).Unix()}
+	v := session{ID: id.ID, Kind: id.Kind, Groups: id.Groups, Org: id.OrgOr(s.org), Base: s.base, SID: randomHex(16), Exp: now.Add(ttl).Unix()}
 	sealed, err := s.seal(sessionCookie, v)
 	if err != nil {
 		return err
@@ -135,7 +145,9 @@ func (s *signer) startSession(w http.ResponseWriter, id auth.Identity, ttl time.
 	return nil
 }
 
-// session returns the request's live session, or nil.
+// session returns the request's live session, or nil: a session of
+// another base URL, or without an organization (made before sessions were
+// bound to one), is no session here.
 func (s *signer) session(r *http.Request, now time.Time) *session {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
@@ -143,6 +155,9 @@ func (s *signer) session(r *http.Request, now time.Time) *session {
 	}
 	var v session
 	if err := s.open(sessionCookie, c.Value, &v); err != nil || now.Unix() >= v.Exp || v.SID == "" {
+		return nil
+	}
+	if v.Base != s.base || auth.CheckOrg(v.Org) != nil {
 		return nil
 	}
 	id, err := v.identity().Normalize()

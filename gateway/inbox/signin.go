@@ -71,14 +71,15 @@ func (in *Inbox) signIn(w http.ResponseWriter, r *http.Request) {
 // fields.
 func (in *Inbox) devPage(w http.ResponseWriter, code int, nonce, next, msg string, v auth.Identity) {
 	page := &oauth.SignInPage{
-		Title:     "Sign in to the Baton inbox",
-		Intro:     "Sign in as a person to decide your work, or as an operator to take escalations and cancel runs.",
-		Action:    Path + "signin",
-		Hidden:    map[string]string{"csrf": in.sign.preCSRF(nonce), "next": next},
-		Groups:    in.opts.Groups,
-		Operators: in.opts.Operators,
-		Error:     msg,
-		Value:     v,
+		Title:      "Sign in to the Baton inbox",
+		Intro:      "Sign in as a person to decide your work, or as an operator to take escalations and cancel runs.",
+		Action:     Path + "signin",
+		Hidden:     map[string]string{"csrf": in.sign.preCSRF(nonce), "next": next},
+		Groups:     in.opts.Groups,
+		Operators:  in.opts.Operators,
+		DefaultOrg: in.opts.Org,
+		Error:      msg,
+		Value:      v,
 	}
 	if err := page.Render(w, code); err != nil {
 		in.opts.Logger.Error("inbox: render sign-in", "error", err)

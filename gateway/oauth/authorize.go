@@ -202,14 +202,15 @@ func (s *Server) signInPage(w http.ResponseWriter, status int, req *authRequest,
 		who = "An MCP client"
 	}
 	page := &SignInPage{
-		Title:     "Sign in to Baton",
-		Intro:     fmt.Sprintf("%s (client %s) asks to use Baton as you. After you sign in it receives a token for %s and you go back to %s.", who, req.clientID, s.opts.Resource, req.redirectURI),
-		Action:    s.path + AuthorizePath,
-		Hidden:    map[string]string{"request": key},
-		Groups:    s.opts.Groups,
-		Operators: s.opts.Operators,
-		Error:     problem,
-		Cancel:    true,
+		Title:      "Sign in to Baton",
+		Intro:      fmt.Sprintf("%s (client %s) asks to use Baton as you. After you sign in it receives a token for %s and you go back to %s.", who, req.clientID, s.opts.Resource, req.redirectURI),
+		Action:     s.path + AuthorizePath,
+		Hidden:     map[string]string{"request": key},
+		Groups:     s.opts.Groups,
+		Operators:  s.opts.Operators,
+		DefaultOrg: s.opts.DefaultOrg,
+		Error:      problem,
+		Cancel:     true,
 	}
 	if value != nil {
 		page.Value = *value

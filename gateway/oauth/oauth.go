@@ -70,6 +70,9 @@ type Options struct {
 	// RefreshTokenTTL is how long a refresh token is valid; each use gives a
 	// new one. Default 30 days.
 	RefreshTokenTTL time.Duration
+	// DefaultOrg is the organization of a sign-in that names none, shown
+	// on the sign-in page. Default "o_default".
+	DefaultOrg string
 	// Operators is the group every operator who signs in belongs to.
 	// Default interpreter.DefaultOperators.
 	Operators string

@@ -27,6 +27,8 @@ const (
 	FieldGroups = "groups"
 	// FieldCancel, when not empty, says the person cancelled.
 	FieldCancel = "cancel"
+	// FieldOrg is the organization; empty for the deployment's default.
+	FieldOrg = "org"
 )
 
 // The identities the sign-in page offers until someone types another: the
@@ -78,6 +80,9 @@ type SignInPage struct {
 	// Value fills the forms in, as after an error. Default: the identities
 	// `baton dev` prints tokens for.
 	Value auth.Identity
+	// DefaultOrg is the organization of a sign-in that names none, shown
+	// beside the organization field. Default "o_default".
+	DefaultOrg string
 	// Error is shown above the forms. Default none.
 	Error string
 	// Cancel adds a Cancel button that posts [FieldCancel] with Hidden.
@@ -96,7 +101,8 @@ func (e *SignInError) Error() string { return e.Msg }
 
 // ReadSignIn returns the identity a [SignInPage] form posted, read from the
 // request body only (never the URL): [FieldKind], [FieldID], and for a
-// person or operator the groups of [FieldGroup] and [FieldGroups]. An
+// person or operator the groups of [FieldGroup] and [FieldGroups], and
+// [FieldOrg] (empty: the default organization, Identity.Org ""). An
 // operator is always in the operators group. A person's email is lowercased.
 // A form that names no valid identity gives a *[SignInError] to show on the
 // page again; any other error means the body could not be read.
@@ -108,7 +114,7 @@ func ReadSignIn(r *http.Request, operators string) (auth.Identity, error) {
 		operators = interpreter.DefaultOperators
 	}
 	f := r.PostForm
-	v := auth.Identity{Kind: auth.Kind(f.Get(FieldKind)), ID: strings.TrimSpace(f.Get(FieldID))}
+	v := auth.Identity{Kind: auth.Kind(f.Get(FieldKind)), ID: strings.TrimSpace(f.Get(FieldID)), Org: strings.TrimSpace(f.Get(FieldOrg))}
 	if v.Kind == auth.KindPerson || v.Kind == auth.KindOperator {
 		v.Groups = readGroups(f[FieldGroup], f.Get(FieldGroups))
 	}
@@ -166,6 +172,7 @@ var pages = template.Must(template.New("pages").Parse(signInHTML))
 type signInView struct {
 	*SignInPage
 	Agent, Person, Operator string
+	Org                     string
 	Offered                 []offeredGroup
 	PersonMore              string
 	OperatorMore            string
@@ -185,8 +192,11 @@ func (p *SignInPage) Render(w http.ResponseWriter, status int) error {
 	if page.Operators == "" {
 		page.Operators = interpreter.DefaultOperators
 	}
+	if page.DefaultOrg == "" {
+		page.DefaultOrg = "o_default"
+	}
 	ops := page.Operators
-	v := signInView{SignInPage: &page, Agent: defaultAgent, Person: defaultPerson, Operator: defaultOperator}
+	v := signInView{SignInPage: &page, Agent: defaultAgent, Person: defaultPerson, Operator: defaultOperator, Org: p.Value.Org}
 	var personMore []string
 	switch p.Value.Kind {
 	case auth.KindAgent:

@@ -34,6 +34,7 @@ func TestReadSignIn(t *testing.T) {
 		},
 		{"operator gets the operators group", url.Values{"kind": {"operator"}, "id": {"u_ops"}, "groups": {"legal"}}, auth.Identity{ID: "u_ops", Kind: auth.KindOperator, Groups: []string{"ops-team", "legal"}}},
 		{"operator already in it", url.Values{"kind": {"operator"}, "id": {"u_ops"}, "groups": {"legal ops-team"}}, auth.Identity{ID: "u_ops", Kind: auth.KindOperator, Groups: []string{"legal", "ops-team"}}},
+		{"person of another organization", url.Values{"kind": {"person"}, "id": {"ana@example.com"}, "org": {" o_acme "}}, auth.Identity{ID: "ana@example.com", Kind: auth.KindPerson, Org: "o_acme"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,6 +56,7 @@ func TestReadSignInRefuses(t *testing.T) {
 		form url.Values
 	}{
 		{"no kind", url.Values{"id": {"a_x"}}},
+		{"organization not an id", url.Values{"kind": {"agent"}, "id": {"a_x"}, "org": {"o/acme"}}},
 		{"unknown kind", url.Values{"kind": {"admin"}, "id": {"a_x"}}},
 		{"agent without id", url.Values{"kind": {"agent"}, "id": {"  "}}},
 		{"person without email", url.Values{"kind": {"person"}}},

@@ -68,14 +68,15 @@ type identity struct {
 	ID     string   `json:"id"`
 	Kind   string   `json:"kind"`
 	Groups []string `json:"groups,omitempty"`
+	Org    string   `json:"org,omitempty"`
 }
 
 func fromIdentity(id auth.Identity) identity {
-	return identity{ID: id.ID, Kind: id.Kind.String(), Groups: id.Groups}
+	return identity{ID: id.ID, Kind: id.Kind.String(), Groups: id.Groups, Org: id.Org}
 }
 
 func (i identity) identity() auth.Identity {
-	return auth.Identity{ID: i.ID, Kind: auth.Kind(i.Kind), Groups: i.Groups}
+	return auth.Identity{ID: i.ID, Kind: auth.Kind(i.Kind), Groups: i.Groups, Org: i.Org}
 }
 
 // grant is what a live refresh token stands for. Every refresh token

@@ -104,11 +104,13 @@ type Call struct {
 	Replayed bool
 }
 
-// Request is one HTTP request the server received: its JSON-RPC method
-// and its Idempotency-Key header.
+// Request is one HTTP request the server received: its JSON-RPC method,
+// its Idempotency-Key header, and the credential header (Options.Header)
+// as it arrived, whether the server requires one or not.
 type Request struct {
-	Method    string
-	HeaderKey string
+	Method     string
+	HeaderKey  string
+	Credential string
 }
 
 // Server is a running crm.
@@ -318,7 +320,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			}
 			_ = json.Unmarshal(body, &msg)
 			s.mu.Lock()
-			s.requests = append(s.requests, Request{Method: msg.Method, HeaderKey: r.Header.Get("Idempotency-Key")})
+			s.requests = append(s.requests, Request{Method: msg.Method, HeaderKey: r.Header.Get("Idempotency-Key"), Credential: r.Header.Get(s.opts.Header)})
 			s.mu.Unlock()
 		}
 		s.mu.Lock()
