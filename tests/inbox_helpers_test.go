@@ -127,6 +127,7 @@ func (w *web) signIn(id auth.Identity) page {
 	form.Set("kind", string(id.Kind))
 	form.Set("id", id.ID)
 	form.Set("groups", strings.Join(id.Groups, ","))
+	form.Set("org", id.Org)
 	got := w.post("/inbox/signin", form)
 	if got.status != http.StatusOK || !strings.HasPrefix(got.url, "/inbox/") || strings.HasPrefix(got.url, "/inbox/signin") {
 		w.t.Fatalf("sign in as %s: %d at %s\n%s", id.ID, got.status, got.url, got.body)
