@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,7 +88,8 @@ func (g *Gateway) readRun(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 // same who as list_processes).
 func (g *Gateway) readProcess(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	if identityOf(req.Extra) == nil {
+	id := identityOf(req.Extra)
+	if id == nil {
 		return nil, g.resourceError(ctx, uri, forbidden("No identity: send a bearer token."))
 	}
 	name, version := strings.TrimPrefix(uri, processURIPrefix), 0
@@ -98,8 +100,7 @@ func (g *Gateway) readProcess(ctx context.Context, req *mcp.ReadResourceRequest)
 		}
 		name = n
 	}
-	// The caller's organization is the deployment's, as in serve.
-	pv, err := g.store.GetVersion(ctx, g.opts.Org, name, version)
+	pv, err := g.store.GetVersion(ctx, id.OrgOr(g.opts.Org), name, version)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
@@ -128,6 +129,17 @@ func (g *Gateway) resourceError(ctx context.Context, uri string, err error) erro
 		code = jsonrpc.CodeInvalidParams
 	}
 	return &jsonrpc.Error{Code: int64(code), Message: e.Message, Data: data}
+}
+
+// linkOrg is the organization a signed file link names: the link was
+// signed for the caller's, so its files are looked up there.
+func (g *Gateway) linkOrg(link string) string {
+	if u, err := url.Parse(link); err == nil {
+		if org := u.Query().Get("org"); org != "" {
+			return org
+		}
+	}
+	return g.opts.Org
 }
 
 // maxFileLinks bounds the resource links one result carries, and so the
@@ -166,7 +178,7 @@ func (g *Gateway) fileLinks(ctx context.Context, envelope []byte) []mcp.Content 
 				continue
 			}
 			seen[ev.Ref] = true
-			f, err := g.store.StatFile(ctx, g.opts.Org, ev.Ref) // the organization fillURLs signed for
+			f, err := g.store.StatFile(ctx, g.linkOrg(ev.URL), ev.Ref)
 			if err != nil {
 				continue // gone, or the store failed: the URL alone stays in the data
 			}

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/baton-run/baton/activities/downstream"
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
@@ -322,6 +324,15 @@ func TestOrgs_Isolation(t *testing.T) {
 			continue
 		}
 		leaks(fmt.Sprintf("%s %v", l.tool, l.args), string(r.Data), true)
+	}
+
+	// The MCP resources: A's run is not found, the process is B's.
+	if _, err := ob.agentB.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "baton://runs/" + a.claimed}); err == nil {
+		t.Errorf("B read A's run %s as a resource", a.claimed)
+	}
+	res, err := ob.agentB.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "baton://processes/iso"})
+	if err != nil || len(res.Contents) != 1 || !strings.Contains(res.Contents[0].Text, "Organization B's process.") {
+		t.Errorf("B's process resource: %v %+v", err, res)
 	}
 
 	// A requestId A used is B's own in B: start_run and upload make B's.

@@ -248,7 +248,7 @@ func TestSessionBoundToOrgAndDeployment(t *testing.T) {
 		t.Fatal(err)
 	}
 	serve := func(in *Inbox, c *http.Cookie) *httptest.ResponseRecorder {
-		req := httptest.NewRequest(http.MethodGet, Path, nil)
+		req := httptest.NewRequest(http.MethodGet, in.opts.BaseURL+Path, nil)
 		req.AddCookie(c)
 		w := httptest.NewRecorder()
 		in.Handler().ServeHTTP(w, req)
