@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -502,3 +504,67 @@ func TestOrgs_SameRequestIDAtOnce(t *testing.T) {
 
 // fileURL is a signed file link in a run view.
 var fileURL = regexp.MustCompile(`"url":\s*"[^"]*"`)
+
+// A deployment of one organization, upgraded: what it wrote (registry,
+// runs, files, requestId records) is its default organization's, read,
+// listed and replayed alike by tokens naming no organization, as before,
+// and by tokens naming the default one; another organization sees none of
+// it.
+func TestOrgs_DefaultOrganizationKeepsItsRecords(t *testing.T) {
+	t.Parallel()
+	b := start(t, options{})
+	b.publish(strings.Replace(fmt.Sprintf(orgsProcess, "Written before organizations."), "    tools: [crm/get_customer]\n", "", 1))
+	before := b.connect(agentID) // a token without the organization claim
+	startArgs := map[string]any{"process": "iso", "inputs": map[string]any{}, "requestId": rid()}
+	first := before.call("start_run", startArgs)
+	if !first.OK {
+		t.Fatalf("start_run: %+v", first.Error)
+	}
+	var v view
+	if err := decodeExact(first.Data, &v); err != nil {
+		t.Fatal(err)
+	}
+	claimArgs := map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()}
+	claimed := before.call("claim", claimArgs)
+	uploadArgs := map[string]any{"fileName": "old.txt", "contentType": "text/plain", "requestId": rid(),
+		"contentBase64": base64.StdEncoding.EncodeToString([]byte("old"))}
+	uploaded := before.call("upload", uploadArgs)
+	if !claimed.OK || !uploaded.OK {
+		t.Fatalf("claim %+v, upload %+v", claimed.Error, uploaded.Error)
+	}
+
+	b.restartGateway() // the upgraded gateway, over the same store
+	named := auth.Identity{ID: agentID.ID, Kind: agentID.Kind, Org: b.opts.Org}
+	for _, u := range []*user{b.connect(agentID), b.connect(named)} {
+		if r := u.call("start_run", startArgs); !r.OK || !bytes.Equal(r.Data, first.Data) {
+			t.Errorf("start_run replayed as %+v: %s %+v, want the first answer", u.id, r.Data, r.Error)
+		}
+		if r := u.call("upload", uploadArgs); !r.OK || !sameJSON(r.Data, uploaded.Data) {
+			t.Errorf("upload replayed as %+v: %s %+v, want the first answer", u.id, r.Data, r.Error)
+		}
+		if r := u.call("claim", claimArgs); !r.OK {
+			t.Errorf("claim replayed as %+v: %+v", u.id, r.Error)
+		}
+		if got := stepStateOf(getRun(u, v.Run.ID), "work"); got != "claimed" {
+			t.Errorf("the old run as %+v: work %s", u.id, got)
+		}
+		var procs struct {
+			Items []struct {
+				Name string `json:"name"`
+			} `json:"items"`
+		}
+		u.ok("list_processes", map[string]any{}, &procs)
+		if len(procs.Items) != 1 || procs.Items[0].Name != "iso" {
+			t.Errorf("list_processes as %+v: %+v", u.id, procs.Items)
+		}
+	}
+	other := b.connect(auth.Identity{ID: agentID.ID, Kind: agentID.Kind, Org: orgB})
+	other.refused("get_run", map[string]any{"runId": v.Run.ID}, interpreter.CodeNotFound)
+	other.refused("start_run", startArgs, interpreter.CodeNotFound)
+}
+
+// sameJSON reports whether two JSON texts hold the same value.
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}

@@ -55,7 +55,8 @@ func TestFixturesOnTemporal(t *testing.T) {
 				t.Fatalf("status %s", status)
 			}
 			if attrs[workflows.SearchState] != "ended" || attrs[workflows.SearchOutcome] != outcome ||
-				attrs[workflows.SearchProcess] != w.Process.Name || attrs[workflows.SearchMode] != w.End.Run.Mode {
+				attrs[workflows.SearchProcess] != w.Process.Name || attrs[workflows.SearchMode] != w.End.Run.Mode ||
+				attrs[workflows.SearchOrg] != org {
 				t.Fatalf("search attributes %v", attrs)
 			}
 			row, err := h.store.GetRun(ctxFor(t), org, id)

@@ -178,7 +178,7 @@ func TestCancelUpdateEndsCanceled(t *testing.T) {
 		t.Fatalf("workflow error %v, want Canceled", err)
 	}
 	status, attrs := r.describe("")
-	if status != enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED || attrs[workflows.SearchState] != "cancelled" {
+	if status != enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED || attrs[workflows.SearchState] != "cancelled" || attrs[workflows.SearchOrg] != org {
 		t.Fatalf("status %s, attributes %v", status, attrs)
 	}
 	v := r.view()

@@ -47,6 +47,9 @@ const (
 	SearchState   = "BatonState"
 	SearchOutcome = "BatonOutcome"
 	SearchMode    = "BatonMode"
+	// SearchOrg is the run's organization: one namespace serves every
+	// organization, and an SRE filters one's runs by it.
+	SearchOrg = "BatonOrg"
 )
 
 // SearchAttributes are the custom search attributes every run sets on its
@@ -58,4 +61,5 @@ var SearchAttributes = map[string]enumspb.IndexedValueType{
 	SearchState:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	SearchOutcome: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	SearchMode:    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	SearchOrg:     enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 }

@@ -31,6 +31,11 @@ const changeRunRecordsRequests = "run-records-requests"
 // for the next deadline and re-arms it only when that deadline changes.
 const changeDeadlineTimer = "deadline-timer"
 
+// changeOrgAttribute versions the BatonOrg search attribute: version 1
+// upserts it as the run's workflow begins (each run of a continued chain
+// too). Runs recorded before it replay without the upsert.
+const changeOrgAttribute = "org-search-attribute"
+
 // deadlineTimer is the one workflow timer set to the machine's next
 // deadline. Waking early for an update keeps it; a new deadline cancels it
 // and starts another, so a run never leaves timers behind.
@@ -70,6 +75,7 @@ var (
 	keyMode    = temporal.NewSearchAttributeKeyKeyword(SearchMode)
 	keyState   = temporal.NewSearchAttributeKeyKeyword(SearchState)
 	keyOutcome = temporal.NewSearchAttributeKeyKeyword(SearchOutcome)
+	keyOrg     = temporal.NewSearchAttributeKeyKeyword(SearchOrg)
 )
 
 // runner is one run's workflow state around its machine.
@@ -123,6 +129,11 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 	}
 	if err := r.register(ctx); err != nil {
 		return nil, err
+	}
+	if in.Org != "" && workflow.GetVersion(ctx, changeOrgAttribute, workflow.DefaultVersion, 1) == 1 {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, keyOrg.ValueSet(in.Org)); err != nil {
+			workflow.GetLogger(ctx).Error("upsert the organization's search attribute failed", "error", err)
+		}
 	}
 	var first *Answered
 	if in.Continued == nil && in.RequestID != "" {
