@@ -25,7 +25,6 @@ import (
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/inbox"
 	"github.com/baton-run/baton/internal/crmtest"
-	"github.com/baton-run/baton/internal/toolreg"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -104,7 +103,7 @@ func startOrgs(t *testing.T) *orgsBench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := toolreg.Register(ctx, b.store, orgB, fileB, d.Lister()); err != nil {
+	if _, _, err := b.store.RegisterTools(ctx, orgB, fileB, d.Lister()); err != nil {
 		t.Fatal(err)
 	}
 	in, err := inbox.New(b.gateway, &inbox.Options{BaseURL: b.url, Secret: b.opts.Secret, DevSignIn: true, Org: b.opts.Org})
