@@ -79,7 +79,9 @@ type Options struct {
 	OIDC *OIDCOptions
 	// Org is the deployment's default organization: a person whose
 	// sign-in names no organization signs in to it. Every session is
-	// bound to its organization and to BaseURL. Default "o_default".
+	// bound to its organization and to BaseURL. Default: the tools'
+	// default organization when they say it (an Org method, as
+	// *gateway.Gateway has), else "o_default".
 	Org string
 	// Operators is the group every operator is in. Default interpreter.DefaultOperators.
 	Operators string
@@ -138,6 +140,9 @@ func New(tools Tools, opts *Options) (*Inbox, error) {
 	}
 	if o.Org == "" {
 		o.Org = "o_default"
+		if d, ok := tools.(interface{ Org() string }); ok && d.Org() != "" {
+			o.Org = d.Org()
+		}
 	}
 	if err := auth.CheckOrg(o.Org); err != nil {
 		return nil, fmt.Errorf("inbox: Org: %w", err)
