@@ -20,12 +20,20 @@ import (
 	"github.com/baton-run/baton/interpreter"
 )
 
-// fuzzIdentities are the callers a fuzzed call comes from.
+// fuzzOther is the second organization; the gateway's default, o_test,
+// holds everything fuzzRuns makes.
+const fuzzOther = "o_fuzz_other"
+
+// fuzzIdentities are the callers a fuzzed call comes from: the default
+// organization's, then the same callers of fuzzOther.
 var fuzzIdentities = []auth.Identity{
 	{ID: "a_fuzz", Kind: auth.KindAgent},
 	{ID: "mira@example.com", Kind: auth.KindPerson, Groups: []string{"managers", "finance"}},
 	{ID: "u_ops", Kind: auth.KindOperator},
 	{ID: "nobody@example.com", Kind: auth.KindPerson},
+	{ID: "a_fuzz", Kind: auth.KindAgent, Org: fuzzOther},
+	{ID: "mira@example.com", Kind: auth.KindPerson, Groups: []string{"managers", "finance"}, Org: fuzzOther},
+	{ID: "u_ops", Kind: auth.KindOperator, Org: fuzzOther},
 }
 
 // FuzzCall sends arbitrary argument JSON to every tool, as every kind of
@@ -37,7 +45,9 @@ var fuzzIdentities = []auth.Identity{
 //
 // The gateway has a published process, a run in progress and an ended run
 // in its read model, and a file, so listings, replays and renderings have
-// something to show. Seeds are in testdata/fuzz/FuzzCall; the ones built
+// something to show. Callers of a second organization see none of it: an
+// answer to them names none of its ids unless they sent it, and their
+// calls leave its runs' read model as it was. Seeds are in testdata/fuzz/FuzzCall; the ones built
 // here carry claim tokens, which are signed with this run's key.
 //
 //	go test ./gateway -run '^$' -fuzz FuzzCall -fuzztime 10m -parallel 1
@@ -45,7 +55,42 @@ func FuzzCall(f *testing.F) {
 	panics := &panicLog{}
 	b := setup(f, &Options{Logger: slog.New(panics)})
 	tools := b.g.toolNames()
-	fuzzRuns(f, b)
+	fileID := fuzzRuns(f, b)
+	aIDs := []string{"r_fuzz_active", "r_fuzz_ended", fileID, "invoice-approval"}
+	readModel := func() string {
+		var out strings.Builder
+		for _, id := range aIDs[:2] {
+			row, err := b.store.GetRun(b.ctx, "o_test", id)
+			if err != nil {
+				f.Fatal(err)
+			}
+			fmt.Fprintf(&out, "%s %d %s %s\n", row.State, row.Seq, row.UpdatedAt, row.FinalView)
+		}
+		return out.String()
+	}
+	aBefore := readModel()
+	for i, tool := range tools {
+		// The other organization names the first one's ids.
+		var other map[string]any
+		switch tool {
+		case "get_run", "cancel", "send_event":
+			other = map[string]any{"runId": "r_fuzz_active", "reason": "r", "name": "e", "requestId": "seed-other-" + tool}
+		case "claim":
+			other = map[string]any{"runId": "r_fuzz_active", "stepId": "validate", "requestId": "seed-other-claim"}
+		case "start_run":
+			other = map[string]any{"process": "invoice-approval", "inputs": map[string]any{}, "requestId": "seed-file"}
+		case "upload":
+			other = map[string]any{"fileName": "f.txt", "contentType": "text/plain", "contentBase64": "aGk=", "requestId": "seed-file"}
+		case "list_runs", "get_work", "list_processes":
+			other = map[string]any{}
+		}
+		if other != nil {
+			raw, _ := json.Marshal(other)
+			for who := 4; who < len(fuzzIdentities); who++ {
+				f.Add(uint8(i), uint8(who), raw)
+			}
+		}
+	}
 	for i, tool := range tools {
 		tok := b.g.tokens.Sign("o_test", "r_fuzz_active", "validate", "l_fuzz")
 		var args any
@@ -86,6 +131,19 @@ func FuzzCall(f *testing.F) {
 			t.Errorf("%s: isError %v for error %v", tool, out.IsError, err)
 		}
 		spectest.ValidateToolResult(t, tool, out.StructuredContent)
+		if id.Org != fuzzOther {
+			return
+		}
+		if err == nil {
+			for _, s := range aIDs {
+				if strings.Contains(string(data), s) && !strings.Contains(string(args), s) {
+					t.Errorf("%s as %s of %s answered %q of o_test: %s", tool, id.ID, fuzzOther, s, data)
+				}
+			}
+		}
+		if got := readModel(); got != aBefore {
+			t.Errorf("%s as %s of %s changed o_test's runs:\n%s\nwas\n%s", tool, id.ID, fuzzOther, got, aBefore)
+		}
 	})
 }
 
@@ -137,7 +195,7 @@ func temporalUnreachable(err error) bool {
 // fuzzRuns publishes invoice-approval and puts two of its runs in the
 // read model, as their workflow would: r_fuzz_active, its validate step
 // ready, and r_fuzz_ended, cancelled. It also stores the file f_fuzz.
-func fuzzRuns(f *testing.F, b bundle) {
+func fuzzRuns(f *testing.F, b bundle) string {
 	f.Helper()
 	ctx := b.ctx
 	reg := NewRegistry(b.store, "o_test", b.g.Offer())
@@ -178,9 +236,17 @@ func fuzzRuns(f *testing.F, b bundle) {
 		}
 	}
 	raw, _ := json.Marshal(map[string]any{"fileName": "f.txt", "contentType": "text/plain", "contentBase64": "aGk=", "requestId": "seed-file"})
-	if _, err := b.g.Call(ctx, fuzzIdentities[0], "upload", raw); err != nil {
+	data, err := b.g.Call(ctx, fuzzIdentities[0], "upload", raw)
+	if err != nil {
 		f.Fatal(err)
 	}
+	var up struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(data, &up); err != nil {
+		f.Fatal(err)
+	}
+	return up.ID
 }
 
 // fuzzSample is a value of a declared input's type.
