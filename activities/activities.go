@@ -220,9 +220,11 @@ func (a *Activities) observe(l *interpreter.Listing, ans *workflows.Answered) {
 }
 
 // NotifyOverdue tells a step's assignee and the operators that its due
-// time passed: a log line and, when configured, a webhook.
+// time passed: a log line and, when configured, a webhook. Both name the
+// run's organization (org, and effect.org in the webhook's JSON): one
+// deployment serves many, and the operators are the organization's.
 func (a *Activities) NotifyOverdue(ctx context.Context, e interpreter.Effect) error {
-	attrs := []any{"run", e.RunID, "step", e.StepID, "due", e.Due, "operators", e.Operators}
+	attrs := []any{"org", e.Org, "run", e.RunID, "step", e.StepID, "due", e.Due, "operators", e.Operators}
 	if e.AssignedTo != nil {
 		attrs = append(attrs, "group", e.AssignedTo.Group, "person", e.AssignedTo.Person)
 	}
@@ -234,7 +236,7 @@ func (a *Activities) NotifyOverdue(ctx context.Context, e interpreter.Effect) er
 	if a.opts.WebhookURL == "" {
 		return nil
 	}
-	msg := map[string]any{"event": "step_overdue", "effect": e}
+	msg := map[string]any{"event": "step_overdue", "org": e.Org, "effect": e}
 	if link != "" {
 		msg["url"] = link
 	}

@@ -268,8 +268,13 @@ func (g *Gateway) toolNames() []string {
 	return names
 }
 
-// Org is the gateway's default organization.
-func (g *Gateway) Org() string { return g.opts.Org }
+// Org is the gateway's default organization ("" for a nil gateway).
+func (g *Gateway) Org() string {
+	if g == nil {
+		return ""
+	}
+	return g.opts.Org
+}
 
 // Handler serves /mcp (bearer tokens required), the RFC 9728 metadata
 // document and signed file links.

@@ -44,6 +44,9 @@ type Effect struct {
 	AssignedTo *Assignee  `json:"assignedTo,omitempty"`
 	Operators  string     `json:"operators"`
 	Due        time.Time  `json:"due"`
+	// Org is the run's organization, which the machine does not know:
+	// the host fills it in before it performs the effect.
+	Org string `json:"org,omitempty"`
 }
 
 // Command is one write to a run. Apply and Check take any command.

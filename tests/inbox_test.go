@@ -640,12 +640,15 @@ func TestInboxOverdueLink(t *testing.T) {
 	w := v.WorkItems[0]
 	err = acts.NotifyOverdue(context.Background(), interpreter.Effect{
 		Kind: interpreter.EffectOverdue, RunID: v.Run.ID, StepID: w.StepID, WorkItemID: w.ID,
-		AssignedTo: &w.AssignedTo, Operators: "operators", Due: time.Now(),
+		AssignedTo: &w.AssignedTo, Operators: "operators", Due: time.Now(), Org: "o_test",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := <-got
+	if m["org"] != "o_test" {
+		t.Fatalf("notification %v does not name the organization", m)
+	}
 	link, _ := m["url"].(string)
 	if link != b.url+"/inbox/runs/"+v.Run.ID+"/items/"+w.ID {
 		t.Fatalf("notification url %q", link)

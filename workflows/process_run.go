@@ -630,6 +630,7 @@ func (r *runner) publish(ctx workflow.Context, answer *Answered) bool {
 		r.publishedSeq, r.everPublished = l.Seq, true
 	}
 	for _, e := range r.m.TakeEffects() {
+		e.Org = r.in.Org
 		actx := workflow.WithActivityOptions(ctx, notifyOptions())
 		// Fire and forget: a failing notification never blocks the run.
 		workflow.ExecuteActivity(actx, ActivityNotifyOverdue, e)

@@ -325,6 +325,9 @@ func TestDueNotifiesOnceAndNeverInTestMode(t *testing.T) {
 			if len(b.rec.overdue) != want {
 				t.Fatalf("%d overdue notifications, want %d", len(b.rec.overdue), want)
 			}
+			if want > 0 && b.rec.overdue[0].Org != in.Org {
+				t.Fatalf("the overdue notification names organization %q, want the run's %q", b.rec.overdue[0].Org, in.Org)
+			}
 		})
 	}
 }
