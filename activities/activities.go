@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -266,11 +265,7 @@ func (a *Activities) inboxLink(e interpreter.Effect) string {
 	if a.opts.InboxURL == "" {
 		return ""
 	}
-	link := strings.TrimRight(a.opts.InboxURL, "/") + "/runs/" + url.PathEscape(e.RunID)
-	if e.WorkItemID != "" {
-		link += "/items/" + url.PathEscape(e.WorkItemID)
-	}
-	return link
+	return workflows.InboxLink(a.opts.InboxURL, e.RunID, e.WorkItemID)
 }
 
 // CancelRequest reads who asked Temporal to cancel a workflow and why,

@@ -126,23 +126,18 @@ func (g *Gateway) toolsExtension(ctx context.Context, org, token string, res *in
 			}
 			servers[server] = ts
 		}
-		et := interpreter.ExtensionTool{Name: use.Ref, Policy: use.Policy}
+		et := interpreter.ExtensionTool{Name: use.Ref}
+		var registered interpreter.Policy
 		if ts != nil {
 			if t := ts.Tool(tool); t != nil {
-				// The tighter of the registration's and the step's.
-				et.Policy = t.Policy
-				if use.Policy != "" {
-					et.Policy = et.Policy.Tightest(use.Policy)
-				}
+				registered = t.Policy
 			}
 			if l := ts.Listed(tool); l != nil {
 				d := l.Description
 				et.Description, et.InputSchema = &d, l.InputSchema
 			}
 		}
-		if len(use.Approvers) > 0 {
-			et.Policy = interpreter.PolicyApprovalRequired
-		}
+		et.Policy = use.EffectivePolicy(registered)
 		if et.InputSchema == nil {
 			et.InputSchema = json.RawMessage("null")
 		}

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,9 +94,7 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 		raw = json.RawMessage(`{}`)
 	}
 	var v any
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	if err := d.Decode(&v); err != nil {
+	if err := interpreter.DecodeExact(raw, &v); err != nil {
 		return nil, invalid("The arguments are not JSON.", "arguments: not JSON")
 	}
 	args, ok := v.(map[string]any)

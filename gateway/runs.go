@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,14 +67,6 @@ func nullable(s string) any {
 		return nil
 	}
 	return s
-}
-
-// derivedID derives an id from a requestId, so a write retried after a lost
-// answer finds what it made instead of making another (files; runs derive
-// theirs in workflows.RunID).
-func (g *Gateway) derivedID(org, prefix, reqID string) string {
-	h := sha256.Sum256([]byte(org + "\x00" + prefix + "\x00" + reqID))
-	return prefix + hex.EncodeToString(h[:10])
 }
 
 // startRun starts a run of a published version. The process and the
@@ -159,12 +149,12 @@ func (g *Gateway) listRuns(ctx context.Context, c *call) (any, error) {
 	items := []map[string]any{}
 	for _, r := range rows {
 		var inputs interpreter.Values
-		if err := decodeExact(r.Inputs, &inputs); err != nil {
+		if err := interpreter.DecodeExact(r.Inputs, &inputs); err != nil {
 			return nil, err
 		}
 		items = append(items, map[string]any{
 			"id": r.RunID, "process": r.Process, "version": r.Version, "state": r.State,
-			"outcome": nullable(r.Outcome), "startedAt": stamp(r.StartedAt), "updatedAt": stamp(r.UpdatedAt), "inputs": inputs,
+			"outcome": nullable(r.Outcome), "startedAt": interpreter.FormatTime(r.StartedAt), "updatedAt": interpreter.FormatTime(r.UpdatedAt), "inputs": inputs,
 		})
 	}
 	return map[string]any{"items": items, "nextCursor": nullable(next)}, nil

@@ -12,8 +12,6 @@ import (
 // timeNow is the gateway's clock.
 var timeNow = time.Now
 
-func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
 // marshal encodes JSON as the tools answer it: compact, and without
 // escaping <, > and & (SPEC-DECISIONS §9's sizes count them as written).
 func marshal(v any) ([]byte, error) {
@@ -44,7 +42,7 @@ func (g *Gateway) viewWithURLs(org string, raw json.RawMessage) (any, error) {
 		return raw, nil
 	}
 	var v interpreter.View
-	if err := decodeExact(raw, &v); err != nil {
+	if err := interpreter.DecodeExact(raw, &v); err != nil {
 		return nil, err
 	}
 	g.fillURLs(org, v.Data)
@@ -58,7 +56,7 @@ func (g *Gateway) renderClaim(ctx context.Context, c *call, stored json.RawMessa
 		interpreter.ClaimResult
 		Token string `json:"token"`
 	}
-	if err := decodeExact(stored, &res); err != nil {
+	if err := interpreter.DecodeExact(stored, &res); err != nil {
 		return nil, err
 	}
 	g.fillURLs(c.org, res.Data)
@@ -83,7 +81,7 @@ func (g *Gateway) renderRenew(_ context.Context, c *call, stored json.RawMessage
 		interpreter.RenewResult
 		Token string `json:"token"`
 	}
-	if err := decodeExact(stored, &res); err != nil {
+	if err := interpreter.DecodeExact(stored, &res); err != nil {
 		return nil, err
 	}
 	tok := res.Token
@@ -119,10 +117,4 @@ func (g *Gateway) fillURLs(org string, d *interpreter.Data) {
 			fill(h)
 		}
 	}
-}
-
-func decodeExact(b []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	return d.Decode(v)
 }

@@ -38,11 +38,11 @@ func (g *Gateway) getWork(ctx context.Context, c *call) (any, error) {
 		if c.id.Kind == auth.KindAgent {
 			w := interpreter.AgentWork{
 				RunID: r.RunID, StepID: r.StepID, Process: r.Process, Version: r.Version, Mode: r.Mode,
-				ReadySince: stamp(r.ReadySince), Overdue: r.Overdue,
+				ReadySince: interpreter.FormatTime(r.ReadySince), Overdue: r.Overdue,
 				Claim: interpreter.ClaimCall{Tool: "claim", Arguments: interpreter.ClaimCallArgs{RunID: r.RunID, StepID: r.StepID, RequestID: interpreter.RequestIDPlaceholder}},
 			}
 			if r.Due != nil {
-				d := stamp(*r.Due)
+				d := interpreter.FormatTime(*r.Due)
 				w.Due = &d
 			}
 			if len(r.Handoff) > 0 {

@@ -156,7 +156,7 @@ func (c CheckDone) apply(m *Machine, now time.Time) (any, error) {
 		return &CheckOutcome{Refusal: e}, nil
 	default: // unsure: escalate as escalate does, the submission held.
 		cand := m.candidate(s, c.Submission, c.By, now)
-		esc := &Escalation{Note: "The check was unsure of this submission; decide it in the submitter's place.", By: c.By, At: stamp(now), Check: vb, Candidate: cand}
+		esc := &Escalation{Note: "The check was unsure of this submission; decide it in the submitter's place.", By: c.By, At: FormatTime(now), Check: vb, Candidate: cand}
 		if it != nil {
 			it.Open = false
 		}
@@ -172,7 +172,7 @@ func (c CheckDone) apply(m *Machine, now time.Time) (any, error) {
 
 // candidate is the record a held submission would make.
 func (m *Machine) candidate(s *Step, sub Submission, by string, now time.Time) *Record {
-	rec := &Record{Output: sub.Output, By: by, At: stamp(now)}
+	rec := &Record{Output: sub.Output, By: by, At: FormatTime(now)}
 	if rec.Output == nil {
 		rec.Output = map[string]any{}
 	}

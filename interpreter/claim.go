@@ -83,7 +83,7 @@ func (c Claim) apply(m *Machine, now time.Time) (any, error) {
 		RunID:     m.run.ID,
 		StepID:    s.ID,
 		LeaseID:   c.LeaseID,
-		ExpiresAt: stamp(exp),
+		ExpiresAt: FormatTime(exp),
 		Mode:      m.run.Mode,
 		Step:      claimStep(s, m.proc),
 		Handoff:   handoffView(sr.Handoff),

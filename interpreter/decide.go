@@ -120,15 +120,15 @@ func (c Decide) apply(m *Machine, now time.Time) (any, error) {
 			return nil, err
 		}
 	case DecisionApproved:
-		rec := &Record{Decision: DecisionApproved, Note: nonBlank(c.Note), By: by, At: stamp(now)}
+		rec := &Record{Decision: DecisionApproved, Note: nonBlank(c.Note), By: by, At: FormatTime(now)}
 		m.complete(s, rec, now)
 		m.advance(s, m.single(s), now)
 	case DecisionRejected:
-		rec := &Record{Decision: DecisionRejected, Note: c.Note, By: by, At: stamp(now)}
+		rec := &Record{Decision: DecisionRejected, Note: c.Note, By: by, At: FormatTime(now)}
 		m.complete(s, rec, now)
 		if s.OnReject == "" {
 			note := *c.Note
-			m.end(RunEnded, DecisionRejected, &Ended{By: by, At: stamp(now), Note: &note})
+			m.end(RunEnded, DecisionRejected, &Ended{By: by, At: FormatTime(now), Note: &note})
 			break
 		}
 		m.rework(s, s.OnReject, now)
@@ -137,7 +137,7 @@ func (c Decide) apply(m *Machine, now time.Time) (any, error) {
 		if sr.Handoff == nil {
 			sr.Handoff = &Handoff{}
 		}
-		sr.Handoff.Returned = &Returned{Note: *c.Note, By: by, At: stamp(now)}
+		sr.Handoff.Returned = &Returned{Note: *c.Note, By: by, At: FormatTime(now)}
 		if len(check) > 0 {
 			sr.Handoff.Check = check
 			sr.Handoff.Issues = checkLines(s, check, m.run.Limits.Check)

@@ -28,7 +28,7 @@ func (c Cancel) apply(m *Machine, now time.Time) (any, error) {
 		return nil, Refuse(CodeForbidden, "Only an operator can cancel a run.")
 	}
 	reason := c.Reason
-	m.end(RunCancelled, "", &Ended{By: c.Actor.ID, At: stamp(now), Note: &reason})
+	m.end(RunCancelled, "", &Ended{By: c.Actor.ID, At: FormatTime(now), Note: &reason})
 	m.touch(now)
 	return m.View(now), nil
 }

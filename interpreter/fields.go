@@ -361,19 +361,30 @@ func oneOfText(values []any) string {
 // DecodeJSON decodes b as one JSON value, with numbers as json.Number,
 // refusing empty input and anything after the value but white space.
 func DecodeJSON(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, errors.New("decode JSON: no value")
-		}
-		return nil, fmt.Errorf("decode JSON: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("decode JSON: data after the value at offset %d", dec.InputOffset())
+	if err := DecodeExact(b, &v); err != nil {
+		return nil, err
 	}
 	return v, nil
+}
+
+// DecodeExact decodes b, one JSON value, into v with numbers kept exact
+// (json.Number in an any), refusing empty input and anything after the
+// value but white space. It is how Baton reads every JSON whose numbers
+// matter: arguments, run data, results and stored state.
+func DecodeExact(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return errors.New("decode JSON: no value")
+		}
+		return fmt.Errorf("decode JSON: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("decode JSON: data after the value at offset %d", dec.InputOffset())
+	}
+	return nil
 }
 
 // RunDataSize returns the length in bytes of v's compact JSON encoding, the

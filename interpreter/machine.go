@@ -1,7 +1,6 @@
 package interpreter
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -57,7 +56,7 @@ type Command interface {
 // Restore rebuilds a machine from its pinned process and saved state.
 func Restore(proc *Process, state []byte) (*Machine, error) {
 	var r Run
-	if err := decodeNumbers(state, &r); err != nil {
+	if err := DecodeExact(state, &r); err != nil {
 		return nil, fmt.Errorf("restore run state: %w", err)
 	}
 	if r.Hash != proc.Hash {
@@ -159,12 +158,6 @@ func (m *Machine) Clone() *Machine {
 	return c
 }
 
-func decodeNumbers(b []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	return d.Decode(v)
-}
-
 // Tick applies everything that time alone changes at now: lease expiry, due
 // times passing, waits ending and wait_for timeouts. It reports whether
 // anything changed.
@@ -255,7 +248,7 @@ func (m *Machine) notifyOverdue(s *Step, sr *StepRun) {
 }
 
 func (m *Machine) timerFired(s *Step, sr *StepRun, now time.Time) {
-	rec := &Record{By: "server", At: stamp(now)}
+	rec := &Record{By: "server", At: FormatTime(now)}
 	m.complete(s, rec, now)
 	switch s.Kind {
 	case KindWaitFor:
@@ -404,7 +397,7 @@ func (m *Machine) activate(id string, now time.Time) {
 		}
 		sr.State = StepWaiting
 		if !t.After(now) {
-			m.complete(s, &Record{By: "server", At: stamp(now)}, now)
+			m.complete(s, &Record{By: "server", At: FormatTime(now)}, now)
 			m.advance(s, m.single(s), now)
 			return
 		}
@@ -425,7 +418,7 @@ func (m *Machine) activate(id string, now time.Time) {
 	case KindFinish:
 		sr.State = StepDone
 		sr.DoneSeq = m.order()
-		m.end(RunEnded, s.Text, &Ended{By: "server", At: stamp(now)})
+		m.end(RunEnded, s.Text, &Ended{By: "server", At: FormatTime(now)})
 	case KindParallel:
 		sr.State = StepWaiting
 		sr.Due = nil
@@ -440,7 +433,7 @@ func (m *Machine) consume(s *Step, data map[string]any, sender string, now time.
 	if data == nil {
 		data = map[string]any{}
 	}
-	m.complete(s, &Record{Output: data, By: sender, At: stamp(now)}, now)
+	m.complete(s, &Record{Output: data, By: sender, At: FormatTime(now)}, now)
 	m.advance(s, m.single(s), now)
 }
 
@@ -574,14 +567,14 @@ func (m *Machine) join(s *Step, now time.Time) {
 func (m *Machine) failStep(s *Step, note, by string, now time.Time) {
 	_, sr := m.stepRun(s.ID)
 	n := note
-	m.record(s.ID, &Record{Decision: DecisionFailed, Note: &n, By: by, At: stamp(now)})
+	m.record(s.ID, &Record{Decision: DecisionFailed, Note: &n, By: by, At: FormatTime(now)})
 	sr.State = StepFailed
 	sr.Lease, sr.Timer, sr.Progress = nil, nil, ""
 	if it := m.openItem(s.ID); it != nil {
 		it.Open = false
 	}
 	n2 := note
-	m.end(RunEnded, DecisionFailed, &Ended{By: by, At: stamp(now), Note: &n2})
+	m.end(RunEnded, DecisionFailed, &Ended{By: by, At: FormatTime(now), Note: &n2})
 }
 
 // end ends the run: unfinished steps cancelled, work items removed, leases
@@ -640,7 +633,11 @@ func (m *Machine) dataSize() int {
 	return RunDataSize(&m.run.Data)
 }
 
-// stamp formats a time as run data and views show it.
-func stamp(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+// TimeLayout is the wire's time format: UTC, to the millisecond, as run
+// data, views and every tool result show a time.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// FormatTime formats t in TimeLayout.
+func FormatTime(t time.Time) string {
+	return t.UTC().Format(TimeLayout)
 }

@@ -89,7 +89,7 @@ func (f *Field) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	var o fieldObject
-	if err := decodeNumbers(data, &o); err != nil {
+	if err := DecodeExact(data, &o); err != nil {
 		return err
 	}
 	*f = Field{Type: o.Type, Description: o.Description, Optional: o.Optional, OneOf: o.OneOf, Items: o.Items}

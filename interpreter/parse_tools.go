@@ -154,14 +154,7 @@ func (v *validator) tools(i int, s *Step, m *fmMember) {
 				p, use.Policy, ref, reg.Policy)
 			continue
 		}
-		policy := reg.Policy
-		if use.Policy != "" {
-			policy = policy.Tightest(use.Policy)
-		}
-		if len(use.Approvers) > 0 {
-			policy = PolicyApprovalRequired
-		}
-		if policy == PolicyApprovalRequired && len(use.Approvers) == 0 && len(reg.Approvers) == 0 && e.get("approvers") == nil {
+		if use.EffectivePolicy(reg.Policy) == PolicyApprovalRequired && len(use.Approvers) == 0 && len(reg.Approvers) == 0 && e.get("approvers") == nil {
 			v.is.at(e, "%s: %s needs approval and no one may give it: name approvers here or in the tool registration", p, ref)
 		}
 	}

@@ -42,7 +42,7 @@ func (c Renew) apply(m *Machine, now time.Time) (any, error) {
 	}
 	// Neither the lease nor the progress note shows in get_run: a renew
 	// leaves run.updatedAt as it was (SPEC-DECISIONS §30).
-	return &RenewResult{RunID: m.run.ID, StepID: c.StepID, LeaseID: c.NewLeaseID, ExpiresAt: stamp(exp)}, nil
+	return &RenewResult{RunID: m.run.ID, StepID: c.StepID, LeaseID: c.NewLeaseID, ExpiresAt: FormatTime(exp)}, nil
 }
 
 // RenewWire is renew's result on the wire (tools.md).

@@ -131,7 +131,7 @@ func (m *Machine) accept(s *Step, sub Submission, needSummary bool, by string, c
 		issues = append(issues, "summary: missing")
 	}
 
-	rec := &Record{Output: output, Check: check, By: by, At: stamp(now)}
+	rec := &Record{Output: output, Check: check, By: by, At: FormatTime(now)}
 	if len(sub.Evidence) > 0 {
 		rec.Evidence = evidence
 	}

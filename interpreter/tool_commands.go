@@ -210,7 +210,7 @@ func (c CallTool) apply(m *Machine, now time.Time) (any, error) {
 		}
 		e = &JournalEntry{
 			Tool: c.Tool, Arguments: c.Arguments, Digest: c.CallDigest, Policy: c.Resolved.Policy,
-			Idempotency: c.Resolved.Idempotency, Agent: c.Actor.ID, Attempt: st.Claims, At: stamp(now),
+			Idempotency: c.Resolved.Idempotency, Agent: c.Actor.ID, Attempt: st.Claims, At: FormatTime(now),
 			IdempotencyKey: c.Key, Result: nil,
 		}
 		st.Journal = append(st.Journal, e)
@@ -230,7 +230,7 @@ func (c CallTool) apply(m *Machine, now time.Time) (any, error) {
 		return e.answer(false, "waits for a person's approval; stop now, and claim the step again after the decision, then repeat this exact call"), nil
 	}
 	// Run it: read, write, an approved call, or one to send again.
-	started := stamp(now)
+	started := FormatTime(now)
 	e.StartedAt, e.EndedAt = &started, nil
 	if m.run.Mode == ModeTest && !c.HasTestURL && e.Policy != PolicyRead {
 		// Not sent: a test run causes no real effect (profile-tools §6.6).
@@ -256,7 +256,7 @@ func (c CallDone) apply(m *Machine, now time.Time) (any, error) {
 		return nil, fmt.Errorf("call done: no call %s of step %s is being sent", c.Digest, c.StepID)
 	}
 	st.Sending = slices.DeleteFunc(st.Sending, func(d string) bool { return d == c.Digest })
-	ended := stamp(now)
+	ended := FormatTime(now)
 	switch {
 	case c.Result != nil:
 		e.State, e.EndedAt = CallCompleted, &ended
@@ -362,7 +362,7 @@ func (m *Machine) decideCall(s *Step, sr *StepRun, it *Item, c Decide, now time.
 	if e == nil {
 		return fmt.Errorf("decide: work item %s is about call %s, which the journal does not hold", it.ID, it.Call)
 	}
-	d := &CallDecision{Decision: c.Decision, By: c.Actor.ID, At: stamp(now), Note: nonBlank(c.Note)}
+	d := &CallDecision{Decision: c.Decision, By: c.Actor.ID, At: FormatTime(now), Note: nonBlank(c.Note)}
 	switch it.Kind {
 	case ItemCallApproval:
 		e.Decision = d
@@ -372,7 +372,7 @@ func (m *Machine) decideCall(s *Step, sr *StepRun, it *Item, c Decide, now time.
 			e.State, e.Result = CallRejected, RejectedResult(*c.Note)
 		}
 	case ItemCallOutcome:
-		ended := stamp(now)
+		ended := FormatTime(now)
 		e.Resolution, e.EndedAt = d, &ended
 		if c.Decision == DecisionCompleted {
 			if issues := CheckValues("output", UnknownOutcomeOutput(), c.Output); len(issues) > 0 {
@@ -409,7 +409,7 @@ func (m *Machine) callItemView(w *WorkItem, it *Item) {
 	}
 	w.Due, w.Overdue = nil, false
 	if it.Due != nil {
-		d := stamp(*it.Due)
+		d := FormatTime(*it.Due)
 		w.Due = &d
 		w.Overdue = it.Overdue
 	}

@@ -220,6 +220,23 @@ func (s *Step) ToolUse(ref string) *ToolUse {
 	return nil
 }
 
+// EffectivePolicy is the policy a call of the tool runs under when the
+// registration gives it reg ("" when the tool is not registered): the
+// tighter of reg and the step's own, and approval_required when the step
+// names approvers (profile-tools §3). Publication, call_tool and a
+// claim's extension all take it from here.
+func (u ToolUse) EffectivePolicy(reg Policy) Policy {
+	p := reg
+	if u.Policy != "" {
+		p = p.Tightest(u.Policy)
+	}
+	if len(u.Approvers) > 0 {
+		// A step that names approvers wants approval.
+		p = PolicyApprovalRequired
+	}
+	return p
+}
+
 // ResolvedTool is what one call of a step's tool runs under: the step's
 // entry combined with the registration as it stands, roles bound to groups.
 type ResolvedTool struct {
@@ -262,14 +279,7 @@ func ResolveTool(use ToolUse, reg CatalogTool, roles map[string]string) (Resolve
 	}
 	r := ResolvedTool{
 		Ref: use.Ref, Server: reg.Server, Tool: reg.Tool,
-		Policy: reg.Policy, Idempotency: reg.Idempotency, ApprovalSLA: reg.ApprovalSLA,
-	}
-	if use.Policy != "" {
-		r.Policy = reg.Policy.Tightest(use.Policy)
-	}
-	if len(use.Approvers) > 0 {
-		// A step that names approvers wants approval.
-		r.Policy = PolicyApprovalRequired
+		Policy: use.EffectivePolicy(reg.Policy), Idempotency: reg.Idempotency, ApprovalSLA: reg.ApprovalSLA,
 	}
 	if !r.Idempotency.Valid() {
 		r.Idempotency = IdempotencyNone

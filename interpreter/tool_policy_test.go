@@ -399,3 +399,23 @@ Approve to let the agent run it. Reject with a note to refuse it; the agent read
 		t.Errorf("UnknownOutcomeOutput = %+v", f)
 	}
 }
+
+func TestEffectivePolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		use  ToolUse
+		reg  Policy
+		want Policy
+	}{
+		{"the registration's", ToolUse{}, PolicyRead, PolicyRead},
+		{"the step tightens", ToolUse{Policy: PolicyWrite}, PolicyRead, PolicyWrite},
+		{"the step cannot loosen", ToolUse{Policy: PolicyRead}, PolicyWrite, PolicyWrite},
+		{"approvers want approval", ToolUse{Approvers: []string{"finance"}}, PolicyRead, PolicyApprovalRequired},
+		{"not registered", ToolUse{Policy: PolicyWrite}, "", PolicyWrite},
+		{"not registered, no policy", ToolUse{}, "", ""},
+	} {
+		if got := tc.use.EffectivePolicy(tc.reg); got != tc.want {
+			t.Errorf("%s: EffectivePolicy(%q) = %q, want %q", tc.name, tc.reg, got, tc.want)
+		}
+	}
+}

@@ -8,7 +8,7 @@ type Values map[string]any
 // UnmarshalJSON decodes the object keeping numbers exact.
 func (v *Values) UnmarshalJSON(b []byte) error {
 	var m map[string]any
-	if err := decodeNumbers(b, &m); err != nil {
+	if err := DecodeExact(b, &m); err != nil {
 		return err
 	}
 	*v = m

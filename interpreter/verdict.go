@@ -554,7 +554,7 @@ func JudgeCheck(s *Step, r *CheckRequest, a *CheckAnswers, limits CheckLimits, n
 		Model:     a.Model,
 		Questions: make([]CheckQuestionResult, 0, len(s.Check.Questions)),
 		Truncated: r.RunData.Truncated,
-		At:        stamp(now),
+		At:        FormatTime(now),
 	}
 	for i, q := range s.Check.Questions {
 		res, err := judgeQuestion(q, a.Answers[i], l)
@@ -722,7 +722,7 @@ func twoDecimals(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
 // completes (profile-check §3); a blocking step records nothing and the
 // caller gets retry. model names the evaluator that was asked, if known.
 func NewCheckErrorVerdict(s *Step, model string, now time.Time) *CheckVerdict {
-	v := &CheckVerdict{Verdict: VerdictError, Model: model, Questions: []CheckQuestionResult{}, At: stamp(now)}
+	v := &CheckVerdict{Verdict: VerdictError, Model: model, Questions: []CheckQuestionResult{}, At: FormatTime(now)}
 	if s != nil {
 		v.Advisory = s.Advisory
 		if s.Check != nil {

@@ -119,7 +119,7 @@ func (m *Machine) View(now time.Time) *View {
 		Run: RunInfo{
 			ID: r.ID, Process: r.Process, Version: r.Version, Mode: r.Mode,
 			State: string(r.State), Ended: r.Ended, StartedBy: r.StartedBy.ID,
-			StartedAt: stamp(r.StartedAt), UpdatedAt: stamp(m.updatedAt(now)),
+			StartedAt: FormatTime(r.StartedAt), UpdatedAt: FormatTime(m.updatedAt(now)),
 		},
 		Data:      m.shownData(),
 		Steps:     make([]StepView, len(r.Steps)),
@@ -137,7 +137,7 @@ func (m *Machine) View(now time.Time) *View {
 			sv.State = &s
 		}
 		if sr.State.Open() && sr.Due != nil {
-			sv.Due = stamp(*sr.Due)
+			sv.Due = FormatTime(*sr.Due)
 			od := sr.Overdue || !now.Before(*sr.Due)
 			sv.Overdue = &od
 		}
@@ -246,7 +246,7 @@ func (m *Machine) workItem(it *Item, snap string, now time.Time) WorkItem {
 		w.Output, w.Evidence, w.Next = cs.Output, cs.Evidence, cs.Next
 	}
 	if sr.Due != nil {
-		d := stamp(*sr.Due)
+		d := FormatTime(*sr.Due)
 		w.Due = &d
 		w.Overdue = sr.Overdue || !now.Before(*sr.Due)
 	}
@@ -285,11 +285,11 @@ func (m *Machine) AgentWork(now time.Time) []AgentWork {
 		}
 		w := AgentWork{
 			RunID: m.run.ID, StepID: s.ID, Process: m.run.Process, Version: m.run.Version,
-			Mode: m.run.Mode, ReadySince: stamp(sr.ReadySince), Handoff: handoffView(h),
+			Mode: m.run.Mode, ReadySince: FormatTime(sr.ReadySince), Handoff: handoffView(h),
 			Claim: ClaimCall{Tool: "claim", Arguments: ClaimCallArgs{RunID: m.run.ID, StepID: s.ID, RequestID: RequestIDPlaceholder}},
 		}
 		if sr.Due != nil {
-			d := stamp(*sr.Due)
+			d := FormatTime(*sr.Due)
 			w.Due = &d
 			w.Overdue = sr.Overdue || !now.Before(*sr.Due)
 		}

@@ -122,7 +122,7 @@ func TestSection4_ConcurrentStartIsOneRun(t *testing.T) {
 				return
 			}
 			var v view
-			if err := decodeExact(r.Data, &v); err == nil {
+			if err := interpreter.DecodeExact(r.Data, &v); err == nil {
 				ids[i] = v.Run.ID
 			}
 		}()
@@ -232,7 +232,7 @@ func TestSection6_2_OneActor(t *testing.T) {
 	for i, r := range results {
 		if r.OK {
 			var c interpreter.ClaimWire
-			if err := decodeExact(r.Data, &c); err != nil {
+			if err := interpreter.DecodeExact(r.Data, &c); err != nil {
 				t.Fatal(err)
 			}
 			tokens = append(tokens, c.Token)

@@ -302,7 +302,7 @@ func TestTools_WorkerDiesDuringTheCall(t *testing.T) {
 		for {
 			res := tb.agent.call("call_tool", args)
 			if res.OK {
-				_ = decodeExact(res.Data, &r)
+				_ = interpreter.DecodeExact(res.Data, &r)
 				return
 			}
 			if res.Error.Code != interpreter.CodeRetry {

@@ -55,7 +55,7 @@ func TestSection6_3_RefusalsChangeNothingGetRunShows(t *testing.T) {
 	}
 	before := raw()
 	var seen view
-	if err := decodeExact(before, &seen); err != nil {
+	if err := interpreter.DecodeExact(before, &seen); err != nil {
 		t.Fatal(err)
 	}
 	item := itemFor(seen, "review")

@@ -206,7 +206,7 @@ func TestConcurrentSameRequestID(t *testing.T) {
 			r := mira.call("start_run", map[string]any{"process": "supplier-onboarding", "requestId": reqID,
 				"inputs": map[string]any{"vendorName": "Acme", "amount": 1}})
 			var v interpreter.View
-			if r.OK && decodeExact(r.Data, &v) == nil {
+			if r.OK && interpreter.DecodeExact(r.Data, &v) == nil {
 				ids[i] = v.Run.ID
 			}
 		}(i)

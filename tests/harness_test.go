@@ -316,7 +316,7 @@ func (u *user) call(tool string, args map[string]any) reply {
 	}
 	text := res.Content[0].(*mcp.TextContent).Text
 	var r reply
-	if err := decodeExact([]byte(text), &r); err != nil {
+	if err := interpreter.DecodeExact([]byte(text), &r); err != nil {
 		u.t.Fatalf("%s: result is not JSON: %v\n%s", tool, err, text)
 	}
 	if res.IsError == r.OK {
@@ -364,7 +364,7 @@ func (u *user) ok(tool string, args map[string]any, out any) {
 		u.t.Fatalf("%s as %s: refused: %+v", tool, u.id.ID, r.Error)
 	}
 	if out != nil {
-		if err := decodeExact(r.Data, out); err != nil {
+		if err := interpreter.DecodeExact(r.Data, out); err != nil {
 			u.t.Fatalf("%s: %v", tool, err)
 		}
 	}
@@ -387,12 +387,6 @@ func (u *user) refused(tool string, args map[string]any, code interpreter.Code, 
 var reqs atomic.Int64
 
 func rid() string { return fmt.Sprintf("req-%d-%d", time.Now().UnixNano(), reqs.Add(1)) }
-
-func decodeExact(b []byte, v any) error {
-	d := json.NewDecoder(strings.NewReader(string(b)))
-	d.UseNumber()
-	return d.Decode(v)
-}
 
 func (b *baton) fixtureDir(name string) string {
 	return spectest.FixtureDir(b.t, name)

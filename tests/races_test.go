@@ -56,7 +56,7 @@ func TestRacingRequestIDStartsOneRun(t *testing.T) {
 			continue
 		}
 		var v view
-		if err := decodeExact(r.Data, &v); err != nil {
+		if err := interpreter.DecodeExact(r.Data, &v); err != nil {
 			t.Fatal(err)
 		}
 		if runID == "" {

@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -226,9 +225,7 @@ func decodeWrite(name string, raw json.RawMessage) (Write, error) {
 			return Write{}, fmt.Errorf("update %s: %w", name, err)
 		}
 		cmd := w.command()
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		if err := d.Decode(cmd); err != nil {
+		if err := interpreter.DecodeExact(raw, cmd); err != nil {
 			return Write{}, fmt.Errorf("update %s: %w", name, err)
 		}
 		return Write{Digest: head.Digest, Org: head.Org, RequestID: head.RequestID, Command: cmd}, nil

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -659,7 +658,7 @@ func details(m *interpreter.Machine, now time.Time, inboxURL string) string {
 		fmt.Fprintf(&b, " (%s)", *v.Run.Outcome)
 	}
 	if inboxURL != "" {
-		fmt.Fprintf(&b, " — [open in the inbox](%s)", inboxLink(inboxURL, v.Run.ID, ""))
+		fmt.Fprintf(&b, " — [open in the inbox](%s)", InboxLink(inboxURL, v.Run.ID, ""))
 	}
 	b.WriteString("\n\n| step | kind | state | due |\n|---|---|---|---|\n")
 	for _, s := range v.Steps {
@@ -679,20 +678,11 @@ func details(m *interpreter.Machine, now time.Time, inboxURL string) string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "[%s on %s](%s)", w.ID, w.StepID, inboxLink(inboxURL, v.Run.ID, w.ID))
+			fmt.Fprintf(&b, "[%s on %s](%s)", w.ID, w.StepID, InboxLink(inboxURL, v.Run.ID, w.ID))
 		}
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-// inboxLink is the inbox page of a run, or of one of its work items.
-func inboxLink(inboxURL, runID, itemID string) string {
-	u := strings.TrimRight(inboxURL, "/") + "/runs/" + url.PathEscape(runID)
-	if itemID != "" {
-		u += "/items/" + url.PathEscape(itemID)
-	}
-	return u
 }
 
 // finish waits for running handlers and closes the workflow as the run

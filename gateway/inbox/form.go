@@ -238,7 +238,7 @@ func readScalar(codec, s string) (any, bool) {
 		}
 	case codecChoice, codecJSON:
 		var v any
-		if decodeExact([]byte(s), &v) == nil {
+		if interpreter.DecodeExact([]byte(s), &v) == nil {
 			return v, true
 		}
 	}

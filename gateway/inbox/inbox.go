@@ -179,17 +179,6 @@ func isLoopback(host string) bool {
 // URL is the inbox's own address, BaseURL/inbox/.
 func (in *Inbox) URL() string { return in.opts.BaseURL + Path }
 
-// ItemURL is the page of one work item: what notifications and the
-// Temporal UI link to.
-func ItemURL(inboxURL, runID, itemID string) string {
-	return RunURL(inboxURL, runID) + "/items/" + url.PathEscape(itemID)
-}
-
-// RunURL is the page of one run.
-func RunURL(inboxURL, runID string) string {
-	return strings.TrimRight(inboxURL, "/") + "/runs/" + url.PathEscape(runID)
-}
-
 // Handler serves the inbox under [Path]. Mount it on the gateway's
 // handler there. On a loopback BaseURL (always so with DevSignIn) it
 // answers only requests whose Host is a loopback name
@@ -304,7 +293,7 @@ func (in *Inbox) callRaw(ctx context.Context, s *session, tool string, args json
 	if out == nil {
 		return nil
 	}
-	if err := decodeExact(raw, out); err != nil {
+	if err := interpreter.DecodeExact(raw, out); err != nil {
 		in.opts.Logger.ErrorContext(ctx, "inbox: tool result not understood", "tool", tool, "error", err)
 		return fmt.Errorf("read the result of %s: %w", tool, err)
 	}

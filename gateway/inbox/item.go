@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/baton-run/baton/interpreter"
+	"github.com/baton-run/baton/workflows"
 )
 
 // The decisions, as decide names them, and how the item page offers them.
@@ -114,7 +115,7 @@ func (in *Inbox) showItem(w http.ResponseWriter, r *http.Request, s *session, co
 		return
 	}
 	page := itemPage{
-		frame: in.frame(s, "Work item "+itemID, "work"), Run: newRunHeader(v.Run), Action: itemPath(runID, itemID), ItemID: itemID,
+		frame: in.frame(s, "Work item "+itemID, "work"), Run: newRunHeader(v.Run), Action: workflows.InboxLink(Path, runID, itemID), ItemID: itemID,
 		Inputs: values(v.Data.Inputs), Steps: stepSections(&v), Body: markdown(v.Body),
 	}
 	if p != nil && p.err != nil {
@@ -337,7 +338,7 @@ func (in *Inbox) decide(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	q := url.Values{"decided": {itemID}, "decision": {decision}}
-	http.Redirect(w, r, RunURL(Path, runID)+"?"+q.Encode(), http.StatusSeeOther)
+	http.Redirect(w, r, workflows.InboxLink(Path, runID, "")+"?"+q.Encode(), http.StatusSeeOther)
 }
 
 // upload stores one posted file through the upload tool. The arguments

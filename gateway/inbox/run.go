@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+
+	"github.com/baton-run/baton/workflows"
 )
 
 // runPage is one run: its header, step table, open items, run data with
@@ -62,12 +64,12 @@ func (in *Inbox) showRun(w http.ResponseWriter, r *http.Request, s *session, cod
 		it := &v.WorkItems[i]
 		d, over := due(it.Due, now)
 		p.Items = append(p.Items, runItem{
-			URL: itemPath(v.Run.ID, it.ID), ID: it.ID, StepID: it.StepID, Kind: kindLabel(it),
+			URL: workflows.InboxLink(Path, v.Run.ID, it.ID), ID: it.ID, StepID: it.StepID, Kind: kindLabel(it),
 			Assigned: assignedText(it.AssignedTo), Due: d, Overdue: over,
 		})
 	}
 	if s.operator() && p.Run.Open {
-		p.Cancel = &cancelForm{Action: RunURL(Path, v.Run.ID) + "/cancel", RequestID: newRequestID(), Reason: reason}
+		p.Cancel = &cancelForm{Action: workflows.InboxLink(Path, v.Run.ID, "") + "/cancel", RequestID: newRequestID(), Reason: reason}
 	}
 	if e, ok := refusal(refused); ok {
 		p.Error, p.Issues = e.Message, e.Issues
@@ -95,5 +97,5 @@ func (in *Inbox) cancel(w http.ResponseWriter, r *http.Request, s *session) {
 		in.showRun(w, r, s, status(e), "", r.PostForm.Get("reason"), err)
 		return
 	}
-	http.Redirect(w, r, RunURL(Path, runID)+"?cancelled=1", http.StatusSeeOther)
+	http.Redirect(w, r, workflows.InboxLink(Path, runID, "")+"?cancelled=1", http.StatusSeeOther)
 }

@@ -271,7 +271,3 @@ func newRunHeader(r runInfo) runHeader {
 	}
 	return h
 }
-
-func itemPath(runID, itemID string) string {
-	return Path + "runs/" + url.PathEscape(runID) + "/items/" + url.PathEscape(itemID)
-}

@@ -1,9 +1,6 @@
 package inbox
 
 import (
-	"bytes"
-	"encoding/json"
-
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -81,13 +78,13 @@ type stepData struct {
 }
 
 func (d *stepData) UnmarshalJSON(b []byte) error {
-	if err := decodeExact(b, &d.record); err != nil {
+	if err := interpreter.DecodeExact(b, &d.record); err != nil {
 		return err
 	}
 	var h struct {
 		History []record `json:"history"`
 	}
-	if err := decodeExact(b, &h); err != nil {
+	if err := interpreter.DecodeExact(b, &h); err != nil {
 		return err
 	}
 	d.History = h.History
@@ -214,10 +211,4 @@ type uploaded struct {
 // described is the part of describe's result the inbox uses.
 type described struct {
 	MaxUploadBytes int64 `json:"maxUploadBytes"`
-}
-
-func decodeExact(b []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	return d.Decode(v)
 }

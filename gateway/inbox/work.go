@@ -3,6 +3,8 @@ package inbox
 import (
 	"net/http"
 	"net/url"
+
+	"github.com/baton-run/baton/workflows"
 )
 
 // workRow is one line of a work list.
@@ -35,7 +37,7 @@ func (in *Inbox) workRows(list *workList, onlyEscalations bool) []workRow {
 		}
 		d, over := due(it.Due, now)
 		row := workRow{
-			URL: itemPath(x.RunID, it.ID), RunID: x.RunID, ItemID: it.ID, Process: x.Process, Version: x.Version,
+			URL: workflows.InboxLink(Path, x.RunID, it.ID), RunID: x.RunID, ItemID: it.ID, Process: x.Process, Version: x.Version,
 			StepID: it.StepID, Kind: kindLabel(&it), Line: firstLine(it.Text), Due: d, Overdue: over,
 			Test: x.Mode == "test" || it.Mode == "test", Assigned: assignedText(it.AssignedTo),
 			Handoff: newHandoffView(it.Handoff), Escalation: it.Escalation != nil,
@@ -127,7 +129,7 @@ func (in *Inbox) runs(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	for _, x := range list.Items {
 		row := runRow{
-			URL: RunURL(Path, x.ID), ID: x.ID, Process: x.Process, Version: x.Version, State: x.State,
+			URL: workflows.InboxLink(Path, x.ID, ""), ID: x.ID, Process: x.Process, Version: x.Version, State: x.State,
 			StartedAt: when(x.StartedAt), UpdatedAt: when(x.UpdatedAt), Inputs: values(x.Inputs),
 		}
 		if x.Outcome != nil {

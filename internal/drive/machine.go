@@ -169,7 +169,7 @@ func wire(v, out any) error {
 	if err != nil {
 		return err
 	}
-	return decodeExact(b, out)
+	return interpreter.DecodeExact(b, out)
 }
 
 // write applies one command to a run the way the workflow does: the

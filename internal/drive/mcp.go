@@ -1,7 +1,6 @@
 package drive
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -141,7 +140,7 @@ func (d *MCP) Call(ctx context.Context, who Who, tool string, args map[string]an
 		Data  json.RawMessage    `json:"data"`
 		Error *interpreter.Error `json:"error"`
 	}
-	if err := decodeExact([]byte(text.Text), &env); err != nil {
+	if err := interpreter.DecodeExact([]byte(text.Text), &env); err != nil {
 		return fmt.Errorf("%s: result is not JSON: %w", tool, err)
 	}
 	if res.IsError == env.OK {
@@ -156,7 +155,7 @@ func (d *MCP) Call(ctx context.Context, who Who, tool string, args map[string]an
 	if out == nil {
 		return nil
 	}
-	if err := decodeExact(env.Data, out); err != nil {
+	if err := interpreter.DecodeExact(env.Data, out); err != nil {
 		return fmt.Errorf("%s: %w", tool, err)
 	}
 	return nil
@@ -167,12 +166,6 @@ func RequestID() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return "req-" + hex.EncodeToString(b)
-}
-
-func decodeExact(b []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	return d.Decode(v)
 }
 
 func (w Work) args() map[string]any {
@@ -301,11 +294,11 @@ func (d *MCP) GetWork(ctx context.Context, who Who, process string) (*WorkList, 
 		var err error
 		if who.Kind == interpreter.ActorAgent {
 			var items []interpreter.AgentWork
-			err = decodeExact(page.Items, &items)
+			err = interpreter.DecodeExact(page.Items, &items)
 			list.Agent = append(list.Agent, items...)
 		} else {
 			var items []interpreter.PersonWork
-			err = decodeExact(page.Items, &items)
+			err = interpreter.DecodeExact(page.Items, &items)
 			list.Person = append(list.Person, items...)
 		}
 		if err != nil {

@@ -66,7 +66,7 @@ func (d *Temporal) write(ctx context.Context, runID, tool string, cmd interprete
 	if d.opts.Wrote != nil {
 		d.opts.Wrote(ctx, runID, tool, res)
 	}
-	return decodeExact(res, out)
+	return interpreter.DecodeExact(res, out)
 }
 
 func (d *Temporal) Start(ctx context.Context, starter Who, process string, inputs map[string]any, mode string) (*interpreter.View, error) {
@@ -86,7 +86,7 @@ func (d *Temporal) Start(ctx context.Context, starter Who, process string, input
 		d.opts.Wrote(ctx, workflows.RunID(d.opts.Org, rid), "start_run", res)
 	}
 	var v interpreter.View
-	return &v, decodeExact(res, &v)
+	return &v, interpreter.DecodeExact(res, &v)
 }
 
 // GetRun reads a run's view from its workflow, a closed one too.
@@ -96,7 +96,7 @@ func (d *Temporal) GetRun(ctx context.Context, who Who, runID string) (*interpre
 		return nil, err
 	}
 	var v interpreter.View
-	return &v, decodeExact(res, &v)
+	return &v, interpreter.DecodeExact(res, &v)
 }
 
 func (d *Temporal) Claim(ctx context.Context, agent Who, runID, stepID string) (*interpreter.ClaimWire, error) {

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/interpreter"
 )
 
 // pageMax is the largest page list_runs gives (its limit argument).
@@ -143,7 +144,7 @@ func ParseInput(kv string) (string, any, error) {
 		return "", nil, fmt.Errorf("want KEY=VALUE, got %q", kv)
 	}
 	var x any
-	if err := decodeNumbers([]byte(v), &x); err == nil {
+	if err := interpreter.DecodeExact([]byte(v), &x); err == nil {
 		return k, x, nil
 	}
 	return k, v, nil

@@ -3,7 +3,6 @@ package runs
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -66,7 +65,7 @@ func (t *table) flush() error {
 // the history of completions, oldest first.
 func WriteView(w io.Writer, raw json.RawMessage) error {
 	var v interpreter.View
-	if err := decodeNumbers(raw, &v); err != nil {
+	if err := interpreter.DecodeExact(raw, &v); err != nil {
 		return fmt.Errorf("read the run view: %w", err)
 	}
 	r := v.Run
@@ -227,18 +226,4 @@ func clip(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
-}
-
-// decodeNumbers decodes JSON keeping numbers exact, and refuses anything
-// after the value.
-func decodeNumbers(b []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	if err := d.Decode(v); err != nil {
-		return err
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return errors.New("data after the JSON value")
-	}
-	return nil
 }
