@@ -78,10 +78,10 @@ type RunMetrics interface {
 	// that shows it.
 	ReadModelWritten(lag time.Duration)
 	// RunStarted counts a run started.
-	RunStarted(process, mode string)
+	RunStarted(org, process, mode string)
 	// RunEnded counts a run ended with its outcome ("cancelled" for a
 	// cancelled run).
-	RunEnded(process, mode, outcome string)
+	RunEnded(org, process, mode, outcome string)
 }
 
 // New returns the activities over a store (the read model) and a Temporal
@@ -183,7 +183,7 @@ func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.
 	applied, err := a.store.PublishRun(ctx, nil, &row, work, answer)
 	span.SetAttributes(attribute.String("baton.run_id", l.RunID), attribute.Int64("baton.seq", l.Seq), attribute.Bool("baton.applied", applied))
 	if err == nil && applied {
-		a.observe(l, ans)
+		a.observe(org, l, ans)
 	}
 	return published(applied, err)
 }
@@ -200,21 +200,21 @@ func published(_ bool, err error) (workflows.Published, error) {
 // older or repeated write changes nothing, so a retried write counts
 // once): the lag since the change it shows (the run's updatedAt), the
 // run's start (the write that carries start_run's answer) and its end.
-func (a *Activities) observe(l *interpreter.Listing, ans *workflows.Answered) {
+func (a *Activities) observe(org string, l *interpreter.Listing, ans *workflows.Answered) {
 	m := a.opts.Metrics
 	if m == nil {
 		return
 	}
 	m.ReadModelWritten(time.Since(l.UpdatedAt))
 	if ans != nil && ans.Tool == workflows.ToolOf(workflows.UpdateStart) {
-		m.RunStarted(l.Process, l.Mode)
+		m.RunStarted(org, l.Process, l.Mode)
 	}
 	if interpreter.RunState(l.State).Over() {
 		outcome := l.Outcome
 		if outcome == "" {
 			outcome = l.State
 		}
-		m.RunEnded(l.Process, l.Mode, outcome)
+		m.RunEnded(org, l.Process, l.Mode, outcome)
 	}
 }
 

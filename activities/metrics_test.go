@@ -30,9 +30,9 @@ func (m *countingMetrics) DownstreamCall(string, string, string, time.Duration) 
 	defer m.mu.Unlock()
 	m.downstream++
 }
-func (*countingMetrics) ReadModelWritten(time.Duration)  {}
-func (*countingMetrics) RunStarted(string, string)       {}
-func (*countingMetrics) RunEnded(string, string, string) {}
+func (*countingMetrics) ReadModelWritten(time.Duration)          {}
+func (*countingMetrics) RunStarted(string, string, string)       {}
+func (*countingMetrics) RunEnded(string, string, string, string) {}
 
 // With Metrics set, New counts every evaluator call: a worker needs no
 // wiring of its own.

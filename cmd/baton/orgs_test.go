@@ -96,4 +96,15 @@ func TestDevServesTwoOrganizations(t *testing.T) {
 			t.Errorf("%s: list_runs names %+v, want only %s", c.name, listed.Items, c.own)
 		}
 	}
+
+	// Run counters name the organization, so an operator tells one
+	// organization's stuck runs from another's.
+	m := scrapeMetrics(t, d.metricsURL)
+	for _, org := range []string{"o_default", "o_beta"} {
+		for _, family := range []string{"baton_runs_started_total", "baton_runs_ended_total"} {
+			if got := m[family].sum(map[string]string{"org": org, "process": "invoice-approval"}); got != 1 {
+				t.Errorf("%s{org=%q} = %v, want 1", family, org, got)
+			}
+		}
+	}
 }

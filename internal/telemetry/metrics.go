@@ -26,8 +26,8 @@ import (
 //	baton_downstream_calls_total{server, tool, outcome}
 //	                                               downstream tool calls: ok, tool_error, not_sent, no_answer, refused
 //	baton_downstream_call_duration_seconds{server} how long downstream calls took
-//	baton_runs_started_total{process, mode}        runs started
-//	baton_runs_ended_total{process, mode, outcome} runs ended, by outcome (cancelled for a cancelled run)
+//	baton_runs_started_total{org, process, mode}   runs started
+//	baton_runs_ended_total{org, process, mode, outcome} runs ended, by outcome (cancelled for a cancelled run)
 //	baton_read_model_write_lag_seconds             from a run's change to its read-model write
 type Metrics struct {
 	reg *prometheus.Registry
@@ -92,11 +92,11 @@ func NewMetrics(opts *MetricsOptions) (*Metrics, error) {
 			Name: "baton_downstream_call_duration_seconds", Help: "How long downstream tool calls took, by server.", Buckets: durationBuckets,
 		}, []string{"server"}),
 		runsStarted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "baton_runs_started_total", Help: "Runs started, by process and mode.",
-		}, []string{"process", "mode"}),
+			Name: "baton_runs_started_total", Help: "Runs started, by organization, process and mode.",
+		}, []string{"org", "process", "mode"}),
 		runsEnded: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "baton_runs_ended_total", Help: "Runs ended, by process, mode and outcome (cancelled for a cancelled run).",
-		}, []string{"process", "mode", "outcome"}),
+			Name: "baton_runs_ended_total", Help: "Runs ended, by organization, process, mode and outcome (cancelled for a cancelled run).",
+		}, []string{"org", "process", "mode", "outcome"}),
 		writeLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "baton_read_model_write_lag_seconds", Help: "Time from a run's change to the read-model write that shows it.", Buckets: durationBuckets,
 		}),
@@ -168,21 +168,24 @@ func (m *Metrics) DownstreamCall(server, tool, outcome string, took time.Duratio
 	m.downstreamLatency.WithLabelValues(server).Observe(took.Seconds())
 }
 
-// RunStarted counts a run started.
-func (m *Metrics) RunStarted(process, mode string) {
+// RunStarted counts a run of organization org started. The organization
+// is a label of the run counters only: a process belongs to one
+// organization, so it adds no series the process label did not already
+// have, while the per-call families stay without it.
+func (m *Metrics) RunStarted(org, process, mode string) {
 	if m == nil {
 		return
 	}
-	m.runsStarted.WithLabelValues(process, mode).Inc()
+	m.runsStarted.WithLabelValues(org, process, mode).Inc()
 }
 
 // RunEnded counts a run ended with its outcome; a cancelled run's outcome
 // is "cancelled".
-func (m *Metrics) RunEnded(process, mode, outcome string) {
+func (m *Metrics) RunEnded(org, process, mode, outcome string) {
 	if m == nil {
 		return
 	}
-	m.runsEnded.WithLabelValues(process, mode, outcome).Inc()
+	m.runsEnded.WithLabelValues(org, process, mode, outcome).Inc()
 }
 
 // ReadModelWritten records the lag of one read-model write: from the run's

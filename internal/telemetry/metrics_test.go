@@ -70,8 +70,8 @@ func TestMetricsFamilies(t *testing.T) {
 	m.EvaluatorCall("ok", 2*time.Second)
 	m.EvaluatorCall("unavailable", 30*time.Second)
 	m.DownstreamCall("crm", "refund", "no_answer", 5*time.Second)
-	m.RunStarted("invoice-approval", "live")
-	m.RunEnded("invoice-approval", "live", "paid")
+	m.RunStarted("o_default", "invoice-approval", "live")
+	m.RunEnded("o_default", "invoice-approval", "live", "paid")
 	m.ReadModelWritten(3 * time.Millisecond)
 	m.ReadModelWritten(-time.Second) // clocks apart: counts as none
 
@@ -114,10 +114,10 @@ func TestMetricsFamilies(t *testing.T) {
 		t.Errorf("downstream = %v", got)
 	}
 	histogram("baton_downstream_call_duration_seconds", map[string]string{"server": "crm"})
-	if got := counter("baton_runs_started_total", map[string]string{"process": "invoice-approval", "mode": "live"}); got != 1 {
+	if got := counter("baton_runs_started_total", map[string]string{"org": "o_default", "process": "invoice-approval", "mode": "live"}); got != 1 {
 		t.Errorf("runs started = %v", got)
 	}
-	if got := counter("baton_runs_ended_total", map[string]string{"process": "invoice-approval", "mode": "live", "outcome": "paid"}); got != 1 {
+	if got := counter("baton_runs_ended_total", map[string]string{"org": "o_default", "process": "invoice-approval", "mode": "live", "outcome": "paid"}); got != 1 {
 		t.Errorf("runs ended = %v", got)
 	}
 	lag := histogram("baton_read_model_write_lag_seconds", nil)
@@ -173,8 +173,8 @@ func TestNilMetrics(t *testing.T) {
 	m.ToolCall("claim", "ok", time.Second)
 	m.EvaluatorCall("ok", time.Second)
 	m.DownstreamCall("crm", "refund", "ok", time.Second)
-	m.RunStarted("p", "live")
-	m.RunEnded("p", "live", "done")
+	m.RunStarted("o_default", "p", "live")
+	m.RunEnded("o_default", "p", "live", "done")
 	m.ReadModelWritten(time.Second)
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
