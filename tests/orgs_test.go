@@ -520,7 +520,7 @@ func TestOrgs_DefaultOrganizationKeepsItsRecords(t *testing.T) {
 		t.Fatalf("start_run: %+v", first.Error)
 	}
 	var v view
-	if err := decodeExact(first.Data, &v); err != nil {
+	if err := interpreter.DecodeExact(first.Data, &v); err != nil {
 		t.Fatal(err)
 	}
 	claimArgs := map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()}
