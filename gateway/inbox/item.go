@@ -109,21 +109,21 @@ func (in *Inbox) item(w http.ResponseWriter, r *http.Request, s *session) {
 
 func (in *Inbox) showItem(w http.ResponseWriter, r *http.Request, s *session, code int, p *posted) {
 	runID, itemID := r.PathValue("run"), r.PathValue("item")
-	var v runView
+	var v interpreter.View
 	if err := in.call(r.Context(), s, "get_run", map[string]any{"runId": runID}, &v); err != nil {
 		in.failTool(w, r, s, err)
 		return
 	}
 	page := itemPage{
 		frame: in.frame(s, "Work item "+itemID, "work"), Run: newRunHeader(v.Run), Action: workflows.InboxLink(Path, runID, itemID), ItemID: itemID,
-		Inputs: values(v.Data.Inputs), Steps: stepSections(&v), Body: markdown(v.Body),
+		Inputs: values(runData(&v).Inputs), Steps: stepSections(&v), Body: markdown(v.Body),
 	}
 	if p != nil && p.err != nil {
 		// Every issue is listed at the top too, and again beside the
 		// field it names.
 		page.Error, page.Issues = p.err.Message, p.err.Issues
 	}
-	var it *workItem
+	var it *interpreter.WorkItem
 	for i := range v.WorkItems {
 		if v.WorkItems[i].ID == itemID {
 			it = &v.WorkItems[i]
@@ -149,7 +149,7 @@ func (in *Inbox) showItem(w http.ResponseWriter, r *http.Request, s *session, co
 	if e := it.Escalation; e != nil {
 		page.Escalation = &escalationView{Note: e.Note, By: e.By, At: when(e.At), Check: newVerdictView(e.Check)}
 		if c := e.Candidate; c != nil {
-			page.Escalation.Candidate = newRecordView(&record{Output: c.Output, Evidence: c.Evidence, Summary: c.Summary, Next: c.Next, Reason: c.Reason, By: c.By, At: c.At})
+			page.Escalation.Candidate = newRecordView(c)
 		}
 	}
 	var others []button
@@ -193,9 +193,9 @@ func noteHint(bs []button) string {
 
 // completeForm lays out the completed decision's form: empty, filled with
 // a check's held submission, or as the person posted it.
-func (in *Inbox) completeForm(it *workItem, p *posted) *completeForm {
+func (in *Inbox) completeForm(it *interpreter.WorkItem, p *posted) *completeForm {
 	f := &completeForm{RequestID: newRequestID(), Snapshot: it.Snapshot, EvidenceKinds: it.Evidence}
-	var cand *candidate
+	var cand *interpreter.Record
 	if it.Escalation != nil {
 		cand = it.Escalation.Candidate
 	}

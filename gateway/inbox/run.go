@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )
 
@@ -49,14 +50,14 @@ func (in *Inbox) run(w http.ResponseWriter, r *http.Request, s *session) {
 
 func (in *Inbox) showRun(w http.ResponseWriter, r *http.Request, s *session, code int, notice, reason string, refused error) {
 	runID := r.PathValue("run")
-	var v runView
+	var v interpreter.View
 	if err := in.call(r.Context(), s, "get_run", map[string]any{"runId": runID}, &v); err != nil {
 		in.failTool(w, r, s, err)
 		return
 	}
 	p := runPage{
 		frame: in.frame(s, fmt.Sprintf("Run %s", v.Run.ID), "runs"), Run: newRunHeader(v.Run),
-		Steps: stepSections(&v), Inputs: values(v.Data.Inputs), Body: markdown(v.Body),
+		Steps: stepSections(&v), Inputs: values(runData(&v).Inputs), Body: markdown(v.Body),
 	}
 	p.Notice = notice
 	now := in.now()

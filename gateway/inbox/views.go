@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/baton-run/baton/interpreter"
 )
 
 // What the templates show, made from the tools' results.
@@ -48,7 +50,7 @@ type evidenceView struct {
 	Link              string // a link item's URL
 }
 
-func evidenceViews(list []evidence) []evidenceView {
+func evidenceViews(list []interpreter.Evidence) []evidenceView {
 	out := make([]evidenceView, len(list))
 	for i, e := range list {
 		v := evidenceView{Kind: e.Kind, Ref: e.Ref, SHA256: e.SHA256, URL: e.URL}
@@ -76,7 +78,7 @@ type recordView struct {
 	By, At   string
 }
 
-func newRecordView(r *record) *recordView {
+func newRecordView(r *interpreter.Record) *recordView {
 	v := &recordView{
 		Output: values(r.Output), Evidence: evidenceViews(r.Evidence), Summary: r.Summary,
 		Next: r.Next, Reason: r.Reason, Decision: r.Decision, Check: newVerdictView(r.Check),
@@ -99,13 +101,19 @@ type questionView struct {
 	Ask, Kind, Answer, Result string
 }
 
-func newVerdictView(c *verdict) *verdictView {
-	if c == nil {
+// newVerdictView reads a verdict as run data, a handoff or an escalation
+// hold it; nil when there is none or it is not a verdict.
+func newVerdictView(raw json.RawMessage) *verdictView {
+	if len(raw) == 0 {
 		return nil
 	}
-	v := &verdictView{Verdict: c.Verdict, Model: c.Model, At: when(c.At), Advisory: c.Advisory, Truncated: c.Truncated}
+	var c *interpreter.CheckVerdict
+	if err := interpreter.DecodeExact(raw, &c); err != nil || c == nil {
+		return nil
+	}
+	v := &verdictView{Verdict: string(c.Verdict), Model: c.Model, At: when(c.At), Advisory: c.Advisory, Truncated: c.Truncated}
 	for _, q := range c.Questions {
-		v.Questions = append(v.Questions, questionView{Ask: q.Ask, Kind: strings.ReplaceAll(q.Kind, "_", "/"), Answer: answerText(q), Result: q.Result})
+		v.Questions = append(v.Questions, questionView{Ask: q.Ask, Kind: strings.ReplaceAll(string(q.Kind), "_", "/"), Answer: answerText(q), Result: string(q.Result)})
 	}
 	return v
 }
@@ -113,7 +121,7 @@ func newVerdictView(c *verdict) *verdictView {
 // answerText shows an evaluator's answer: the chance of yes for a yes/no
 // question, the answer and its confidence for a choice, the level for a
 // rubric.
-func answerText(q question) string {
+func answerText(q interpreter.CheckQuestionResult) string {
 	if q.Answer == nil {
 		return "no answer"
 	}
@@ -137,13 +145,13 @@ func answerText(q question) string {
 // handoffView is what earlier attempts left.
 type handoffView struct {
 	Progress string
-	Returned *returned
+	Returned *interpreter.Returned
 	Issues   []string
 	Check    *verdictView
 }
 
-func newHandoffView(h *handoff) *handoffView {
-	if h == nil || (h.Progress == "" && h.Returned == nil && len(h.Issues) == 0 && h.Check == nil) {
+func newHandoffView(h *interpreter.Handoff) *handoffView {
+	if h == nil || (h.Progress == "" && h.Returned == nil && len(h.Issues) == 0 && isNull(h.Check)) {
 		return nil
 	}
 	v := &handoffView{Progress: h.Progress, Returned: h.Returned, Issues: h.Issues, Check: newVerdictView(h.Check)}
@@ -177,7 +185,7 @@ func due(stamp *string, now time.Time) (string, bool) {
 }
 
 // assignedText says who may decide an item.
-func assignedText(a assignee) string {
+func assignedText(a interpreter.Assignee) string {
 	if a.Group != "" {
 		return "group " + a.Group
 	}
@@ -188,7 +196,7 @@ func assignedText(a assignee) string {
 }
 
 // kindLabel names an item for a person.
-func kindLabel(it *workItem) string {
+func kindLabel(it *interpreter.WorkItem) string {
 	switch {
 	case it.Escalation != nil:
 		return "Escalation"
@@ -221,22 +229,24 @@ type stepSection struct {
 	History         []*recordView
 }
 
-func stepSections(v *runView) []stepSection {
+func stepSections(v *interpreter.View) []stepSection {
 	out := make([]stepSection, 0, len(v.Steps))
 	for _, s := range v.Steps {
-		sec := stepSection{ID: s.ID, Kind: s.Kind, State: "not reached", Due: when(s.Due)}
+		sec := stepSection{ID: s.ID, Kind: string(s.Kind), State: "not reached", Due: when(s.Due)}
 		if s.State != nil {
 			sec.State = *s.State
 		}
 		if s.Overdue != nil {
 			sec.Overdue = *s.Overdue
 		}
-		if d := v.Data.Steps[s.ID]; d != nil {
-			if !d.record.empty() {
-				sec.Current = newRecordView(&d.record)
+		if d := runData(v).Steps[s.ID]; d != nil {
+			if d.Record != nil && !recordEmpty(d.Record) {
+				sec.Current = newRecordView(d.Record)
 			}
-			for i := range d.History {
-				sec.History = append(sec.History, newRecordView(&d.History[i]))
+			for _, h := range d.History {
+				if h != nil {
+					sec.History = append(sec.History, newRecordView(h))
+				}
 			}
 		}
 		out = append(out, sec)
@@ -254,7 +264,7 @@ type runHeader struct {
 	URL                               string
 }
 
-func newRunHeader(r runInfo) runHeader {
+func newRunHeader(r interpreter.RunInfo) runHeader {
 	h := runHeader{
 		ID: r.ID, Process: r.Process, Version: r.Version, Mode: r.Mode, State: r.State,
 		StartedBy: r.StartedBy, StartedAt: when(r.StartedAt), UpdatedAt: when(r.UpdatedAt),
@@ -270,4 +280,24 @@ func newRunHeader(r runInfo) runHeader {
 		}
 	}
 	return h
+}
+
+// runData is a run view's run data, empty when the view carries none.
+func runData(v *interpreter.View) *interpreter.Data {
+	if v.Data == nil {
+		return &interpreter.Data{}
+	}
+	return v.Data
+}
+
+// recordEmpty reports whether a record holds nothing: a step rewound by a
+// rejection has history and no current completion.
+func recordEmpty(r *interpreter.Record) bool {
+	return r.Output == nil && r.Evidence == nil && r.Summary == "" && r.Next == "" && r.Reason == "" &&
+		r.Decision == "" && r.Note == nil && isNull(r.Check) && r.By == "" && r.At == ""
+}
+
+// isNull reports whether a raw JSON value is absent or null.
+func isNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(raw) == "null"
 }
