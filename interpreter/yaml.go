@@ -184,53 +184,95 @@ var yamlParserErrors = map[string]bool{
 // yamlLineRE finds the line number in a yaml.v3 syntax error.
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// YAMLError is a YAML document that could not be read at all.
+type YAMLError struct {
+	// Line is the 1-based line of the problem in the source, 0 when
+	// unknown.
+	Line int
+	// Message is yaml.v3's text without its "yaml: line N:" prefix.
+	Message string
+	// Syntax is set when yaml.v3 reported a syntax error, unset for a
+	// second document or input yaml.v3 panicked on.
+	Syntax bool
+}
+
+func (e *YAMLError) Error() string { return e.Message }
+
+// YAMLDocument is one YAML document read by the rules of a process's
+// frontmatter: the YAML 1.2 core schema, no anchors or aliases, only the
+// core tags and the non-specific tag "!", no duplicate keys (by resolved
+// text). Root is the document's top node.
+type YAMLDocument struct {
+	Root *yaml.Node
+	vals map[*yaml.Node]*fmValue
+}
+
+// ParseYAML reads exactly one YAML document from src and checks every node
+// by the frontmatter's rules. top names the document in issue messages,
+// whose paths read top, a.b or a[0]. Issues carry 1-based line:column
+// positions in src, in the order found. A nil document with a nil error
+// means src holds no document; a *YAMLError means it could not be read.
+func ParseYAML(src []byte, top string) (*YAMLDocument, []Issue, *YAMLError) {
+	root, yerr := decodeYAML(src)
+	if yerr != nil || root == nil {
+		return nil, nil, yerr
+	}
+	var is issueList
+	c := fmConverter{issues: &is, src: src, top: top, record: map[*yaml.Node]*fmValue{}}
+	c.convert(root)
+	return &YAMLDocument{Root: root, vals: c.record}, is.list, nil
+}
+
+// Kind names the JSON type n resolves to: "null", "boolean", "number",
+// "string", "list" or "mapping"; "" when n was refused (an issue says why)
+// or is not part of the document.
+func (d *YAMLDocument) Kind(n *yaml.Node) string {
+	v := d.vals[n]
+	if v == nil || v.kind == jsonInvalid {
+		return ""
+	}
+	return v.kind.String()
+}
+
+// String returns n's value when it resolves to a string.
+func (d *YAMLDocument) String(n *yaml.Node) (string, bool) {
+	v := d.vals[n]
+	if v == nil || v.kind != jsonString {
+		return "", false
+	}
+	return v.str, true
+}
+
 // parseFrontmatter decodes the frontmatter into a value tree. Issues found
 // along the way (duplicate keys, tags, aliases, non-finite numbers) are added
 // to is; the tree is still returned, the offending values marked jsonInvalid
 // and duplicate keys dropped, so later checks can report more without
 // repeating them. A nil tree means the YAML could not be read at all.
 func parseFrontmatter(doc fmDocument, is *issueList) *fmValue {
-	root, err := decodeYAML(doc.front)
-	if err != nil {
-		msg := err.Error()
-		line := 0
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-			msg = m[2]
-			if n, err := strconv.Atoi(m[1]); err == nil {
-				line = n + doc.frontLine - 1
-				if yamlParserErrors[msg] {
-					// yaml.v3 numbers a parser error's line from 0 (the
-					// line where the construct began) and a scanner
-					// error's from 1.
-					line++
-				}
-			}
-		} else {
-			msg = strings.TrimPrefix(msg, "yaml: ")
+	root, yerr := decodeYAML(doc.front)
+	if yerr != nil {
+		line := doc.frontLine
+		if yerr.Syntax && yerr.Line > 0 {
+			line = yerr.Line + doc.frontLine - 1
 		}
-		if line == 0 {
-			line = doc.frontLine
-		}
-		is.add(line, 0, "frontmatter: %s", msg)
+		is.add(line, 0, "frontmatter: %s", yerr.Message)
 		return nil
 	}
-	if root == nil || root.Kind == 0 || (root.Kind == yaml.DocumentNode && len(root.Content) == 0) {
+	if root == nil {
 		is.add(doc.frontLine-1, 1, "frontmatter: is empty")
 		return nil
 	}
-	if root.Kind == yaml.DocumentNode {
-		root = root.Content[0]
-	}
-	c := fmConverter{issues: is, lineOff: doc.frontLine - 1, src: doc.front}
+	c := fmConverter{issues: is, lineOff: doc.frontLine - 1, src: doc.front, top: "frontmatter"}
 	return c.convert(root)
 }
 
-// decodeYAML reads exactly one YAML document into a node. yaml.v3 can panic
-// on some malformed input; that is reported as an error, never a crash.
-func decodeYAML(src []byte) (root *yaml.Node, err error) {
+// decodeYAML reads exactly one YAML document and returns its top node, nil
+// when there is none. yaml.v3 can panic on some malformed input; that is
+// reported as an error, never a crash.
+func decodeYAML(src []byte) (root *yaml.Node, yerr *YAMLError) {
 	defer func() {
 		if r := recover(); r != nil {
-			root, err = nil, fmt.Errorf("yaml: cannot read the YAML (%v)", r)
+			root, yerr = nil, &YAMLError{Message: fmt.Sprintf("cannot read the YAML (%v)", r)}
 		}
 	}()
 	dec := yaml.NewDecoder(bytes.NewReader(src))
@@ -239,16 +281,38 @@ func decodeYAML(src []byte) (root *yaml.Node, err error) {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		return nil, err
+		return nil, syntaxError(err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return nil, err
+			return nil, syntaxError(err)
 		}
-		return nil, errors.New("yaml: more than one YAML document")
+		return nil, &YAMLError{Line: extra.Line, Message: "more than one YAML document"}
+	}
+	if n.Kind == 0 || (n.Kind == yaml.DocumentNode && len(n.Content) == 0) {
+		return nil, nil
+	}
+	if n.Kind == yaml.DocumentNode {
+		return n.Content[0], nil
 	}
 	return &n, nil
+}
+
+// syntaxError turns a yaml.v3 error into a YAMLError with a 1-based line.
+func syntaxError(err error) *YAMLError {
+	msg := err.Error()
+	m := yamlLineRE.FindStringSubmatch(msg)
+	if m == nil {
+		return &YAMLError{Message: strings.TrimPrefix(msg, "yaml: "), Syntax: true}
+	}
+	line, _ := strconv.Atoi(m[1])
+	if yamlParserErrors[m[2]] {
+		// yaml.v3 numbers a parser error's line from 0 (the line where
+		// the construct began) and a scanner error's from 1.
+		line++
+	}
+	return &YAMLError{Line: line, Message: m[2], Syntax: true}
 }
 
 // fmConverter turns yaml.Nodes into values, resolving plain scalars by the
@@ -260,11 +324,25 @@ type fmConverter struct {
 	// "!", which is seen only there.
 	src   []byte
 	lines []int // offsets of src's line starts, made on first use
+	// top names the document at the head of every path.
+	top string
+	// record, when set, maps every node converted to its value.
+	record map[*yaml.Node]*fmValue
 	// stack is the path to the node being converted; it is rendered only
 	// for a message.
 	stack []fmPathSeg
 	// slab hands out values a block at a time.
 	slab []fmValue
+}
+
+// convert returns the value for n at path; a node that cannot be a value is
+// reported and comes back as jsonInvalid.
+func (c *fmConverter) convert(n *yaml.Node) *fmValue {
+	v := c.node(n)
+	if c.record != nil {
+		c.record[n] = v
+	}
+	return v
 }
 
 // value returns a new value of the given kind and position.
@@ -285,10 +363,10 @@ type fmPathSeg struct {
 	index int
 }
 
-// path renders the current path, "frontmatter" at the top.
+// path renders the current path, c.top at the top.
 func (c *fmConverter) path() string {
 	if len(c.stack) == 0 {
-		return "frontmatter"
+		return c.top
 	}
 	var b strings.Builder
 	for i, s := range c.stack {
@@ -316,9 +394,8 @@ func (c *fmConverter) invalid(n *yaml.Node) *fmValue {
 	return c.value(jsonInvalid, line, col)
 }
 
-// convert returns the value for n at path; a node that cannot be a value is
-// reported and comes back as jsonInvalid.
-func (c *fmConverter) convert(n *yaml.Node) *fmValue {
+// node converts n; convert records the result.
+func (c *fmConverter) node(n *yaml.Node) *fmValue {
 	line, col := c.pos(n)
 	if n.Kind == yaml.AliasNode || n.Anchor != "" {
 		c.issues.add(line, col, "%s: anchors and aliases are not allowed", c.path())
@@ -522,6 +599,9 @@ func (c *fmConverter) key(kn *yaml.Node) (string, bool) {
 		return "", false
 	}
 	v := c.scalar(kn)
+	if c.record != nil {
+		c.record[kn] = v
+	}
 	if v.kind == jsonInvalid {
 		return "", false
 	}

@@ -1,7 +1,6 @@
 package toolreg
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -22,11 +21,12 @@ import (
 
 // Parsing rulings, where the profile leaves the detail open:
 //
+//   - The file is read as a process's frontmatter is (interpreter.ParseYAML):
+//     the YAML 1.2 core schema, anchors, aliases, unknown tags and duplicate
+//     keys refused the same way.
 //   - Every value is a string, a list or a mapping; a scalar that YAML 1.2
-//     does not read as a string (30, true, null, 2024-01-01) is refused where
-//     a string is expected. Quoting makes it a string.
-//   - Anchors, aliases and tags other than !!str, !!seq and !!map are
-//     refused, as in a process's frontmatter.
+//     does not read as a string (30, true, null, !!int "30") is refused
+//     where a string is expected. Quoting makes it a string.
 //   - Issues come ordered by line and column; YAML syntax errors carry a
 //     line only.
 
@@ -105,18 +105,26 @@ func Parse(src []byte, opts *ParseOptions) (*File, error) {
 		}
 	}
 	p := &parser{dir: dir}
-	root, line, err := decode(src)
+	doc, issues, yerr := interpreter.ParseYAML(src, "file")
 	switch {
-	case err != nil:
-		p.issues = append(p.issues, interpreter.Issue{Line: line, Message: err.Error()})
-	case root == nil:
+	case yerr != nil:
+		msg, line := yerr.Message, yerr.Line
+		if yerr.Syntax {
+			msg = "YAML: " + msg
+		}
+		if line == 0 {
+			line = 1
+		}
+		p.issues = append(p.issues, interpreter.Issue{Line: line, Message: msg})
+	case doc == nil:
 		p.issues = append(p.issues, interpreter.Issue{Line: 1, Column: 1, Message: "servers: required; the file is empty"})
 	default:
-		p.checkNodes(root, "")
+		p.issues = append(p.issues, issues...)
 	}
 	var f *File
-	if root != nil {
-		f = p.file(root)
+	if doc != nil {
+		p.doc = doc
+		f = p.file(doc.Root)
 	}
 	if len(p.issues) > 0 {
 		sort.SliceStable(p.issues, func(i, j int) bool {
@@ -131,106 +139,15 @@ func Parse(src []byte, opts *ParseOptions) (*File, error) {
 	return f, nil
 }
 
-// decode reads exactly one YAML document. yaml.v3 can panic on some
-// malformed input; that is an error, never a crash.
-func decode(src []byte) (root *yaml.Node, line int, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			root, line, err = nil, 1, fmt.Errorf("cannot read the YAML (%v)", r)
-		}
-	}()
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, 0, nil
-		}
-		return nil, syntaxLine(err), syntaxMessage(err)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		if err != nil {
-			return nil, syntaxLine(err), syntaxMessage(err)
-		}
-		return nil, extra.Line, errors.New("more than one YAML document")
-	}
-	if doc.Kind == yaml.DocumentNode {
-		if len(doc.Content) == 0 {
-			return nil, 0, nil
-		}
-		return doc.Content[0], 0, nil
-	}
-	return &doc, 0, nil
-}
-
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// syntaxLine returns the 1-based line of a yaml.v3 syntax error. yaml.v3
-// numbers a parser error ("did not find expected …") from 0, at the line
-// where the construct began, and a scanner error from 1.
-func syntaxLine(err error) int {
-	m := yamlLineRE.FindStringSubmatch(err.Error())
-	if m == nil {
-		return 1
-	}
-	n, _ := strconv.Atoi(m[1])
-	if strings.HasPrefix(m[2], "did not find expected") || strings.HasPrefix(m[2], "found duplicate") ||
-		strings.HasPrefix(m[2], "found incompatible") || strings.HasPrefix(m[2], "found undefined tag") {
-		n++
-	}
-	return n
-}
-
-func syntaxMessage(err error) error {
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-		return errors.New("YAML: " + m[2])
-	}
-	return errors.New(strings.Replace(err.Error(), "yaml: ", "YAML: ", 1))
-}
-
 // parser walks the node tree, collecting issues.
 type parser struct {
 	dir    string
+	doc    *interpreter.YAMLDocument
 	issues []interpreter.Issue
 }
 
 func (p *parser) at(n *yaml.Node, format string, args ...any) {
 	p.issues = append(p.issues, interpreter.Issue{Line: n.Line, Column: n.Column, Message: fmt.Sprintf(format, args...)})
-}
-
-// checkNodes refuses anchors, aliases, odd tags and duplicate keys
-// anywhere, before the walk that reads values.
-func (p *parser) checkNodes(n *yaml.Node, path string) {
-	if n.Kind == yaml.AliasNode || n.Anchor != "" {
-		p.at(n, "%s: anchors and aliases are not allowed", orTop(path))
-		return
-	}
-	if n.Style&yaml.TaggedStyle != 0 && n.Tag != "!!str" && n.Tag != "!!seq" && n.Tag != "!!map" {
-		p.at(n, "%s: tag %s is not allowed", orTop(path), n.Tag)
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		first := map[string]int{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Kind != yaml.ScalarNode {
-				p.at(k, "%s: a key must be a plain value", orTop(path))
-				continue
-			}
-			kp := joinPath(path, k.Value)
-			if line, dup := first[k.Value]; dup {
-				p.at(k, "%s: duplicate key, first at line %d", kp, line)
-				continue
-			}
-			first[k.Value] = k.Line
-			p.checkNodes(k, kp)
-			p.checkNodes(v, kp)
-		}
-	case yaml.SequenceNode:
-		for i, e := range n.Content {
-			p.checkNodes(e, fmt.Sprintf("%s[%d]", path, i))
-		}
-	}
 }
 
 func orTop(path string) string {
@@ -247,25 +164,11 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
-// kindName names a node's kind for messages, as the frontmatter's do.
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!int", "!!float":
-			return "number"
-		case "!!bool":
-			return "boolean"
-		case "!!null":
-			return "null"
-		case "!!timestamp":
-			return "timestamp"
-		}
-		return "string"
+// kindName names the JSON type n resolves to, as the frontmatter's
+// messages do.
+func (p *parser) kindName(n *yaml.Node) string {
+	if k := p.doc.Kind(n); k != "" {
+		return k
 	}
 	return "value"
 }
@@ -280,7 +183,7 @@ type member struct {
 // unknown keys.
 func (p *parser) mapping(n *yaml.Node, path string, allowed ...string) (map[string]member, bool) {
 	if n.Kind != yaml.MappingNode {
-		p.at(n, "%s: expected a mapping, found a %s", orTop(path), kindName(n))
+		p.at(n, "%s: expected a mapping, found a %s", orTop(path), p.kindName(n))
 		return nil, false
 	}
 	out := map[string]member{}
@@ -306,17 +209,17 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// str reads a string scalar. An anchored or alias node was reported
-// already.
+// str reads a value that resolves to a string. A node refused by
+// ParseYAML (an anchor, an alias, a tag) was reported already.
 func (p *parser) str(n *yaml.Node, path string) (string, bool) {
-	if n.Kind == yaml.AliasNode || n.Anchor != "" {
+	if p.doc.Kind(n) == "" {
 		return "", false
 	}
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		p.at(n, "%s: expected a string, found a %s", path, kindName(n))
-		return "", false
+	s, ok := p.doc.String(n)
+	if !ok {
+		p.at(n, "%s: expected a string, found a %s", path, p.kindName(n))
 	}
-	return n.Value, true
+	return s, ok
 }
 
 // text reads a string scalar that is not blank.
@@ -352,7 +255,7 @@ func (p *parser) file(root *yaml.Node) *File {
 		return nil
 	}
 	if sm.val.Kind != yaml.SequenceNode {
-		p.at(sm.val, "servers: expected a list of servers, found a %s", kindName(sm.val))
+		p.at(sm.val, "servers: expected a list of servers, found a %s", p.kindName(sm.val))
 		return nil
 	}
 	if len(sm.val.Content) == 0 {
@@ -571,7 +474,7 @@ func parseTimeout(s string) (time.Duration, error) {
 // tools reads a server's tools: name to a policy word or a mapping.
 func (p *parser) tools(n *yaml.Node, path string) []Tool {
 	if n.Kind != yaml.MappingNode {
-		p.at(n, "%s: expected a mapping of tool name to policy, found a %s", path, kindName(n))
+		p.at(n, "%s: expected a mapping of tool name to policy, found a %s", path, p.kindName(n))
 		return nil
 	}
 	if len(n.Content) == 0 {
@@ -695,7 +598,7 @@ func (p *parser) policy(n *yaml.Node, path string) (interpreter.Policy, bool) {
 // groups reads a list of group ids, each once.
 func (p *parser) groups(n *yaml.Node, path string) ([]string, bool) {
 	if n.Kind != yaml.SequenceNode {
-		p.at(n, "%s: expected a list of group ids, found a %s", path, kindName(n))
+		p.at(n, "%s: expected a list of group ids, found a %s", path, p.kindName(n))
 		return nil, false
 	}
 	if len(n.Content) == 0 {

@@ -114,8 +114,15 @@ func TestParseRefusals(t *testing.T) {
 				"3:5: servers[0].name: duplicate key, first at line 2",
 				"4:10: servers[0].url: anchors and aliases are not allowed",
 				"5:15: servers[0].test_url: anchors and aliases are not allowed",
-				"6:14: servers[0].timeout: tag !!int is not allowed",
 				"6:14: servers[0].timeout: expected a string, found a number",
+			},
+		},
+		{
+			name: "unknown tags and keys equal once resolved",
+			src:  "servers:\n  - name: !!timestamp crm\n    url: https://a.example/mcp\n    tools: { x: read, \"x\": write }\n",
+			want: []string{
+				"2:11: servers[0].name: unknown tag !!timestamp",
+				"4:23: servers[0].tools.x: duplicate key, first at line 4",
 			},
 		},
 		{
