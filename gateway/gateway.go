@@ -182,12 +182,12 @@ type Gateway struct {
 	runs     *workflows.Client
 	verify   auth.Verifier
 	opts     Options
-	schemas  map[string]toolSchema
+	schemas  map[interpreter.Tool]toolSchema
 	tokens   *auth.ClaimTokens
 	files    *auth.FileURLs
 	server   *mcp.Server
 	toolList []*tool
-	tools    map[string]*tool
+	tools    map[interpreter.Tool]*tool
 	queue    *runQueue
 
 	perIdentity *identitySlots
@@ -235,7 +235,7 @@ func New(s *store.Store, runs *workflows.Client, verify auth.Verifier, opts *Opt
 	g.queue = newRunQueue(g.opts.WritesPerRun)
 	g.perIdentity = newIdentitySlots(g.opts.MaxRequestsPerIdentity)
 	tools := slices.Contains(g.opts.Profiles, interpreter.ProfileTools)
-	g.tools = map[string]*tool{}
+	g.tools = map[interpreter.Tool]*tool{}
 	for _, t := range toolTable() {
 		if t.name == interpreter.ToolCallTool && !tools {
 			continue
@@ -263,7 +263,7 @@ func (g *Gateway) Offer() interpreter.Offer {
 func (g *Gateway) toolNames() []string {
 	names := make([]string, len(g.toolList))
 	for i, t := range g.toolList {
-		names[i] = t.name
+		names[i] = string(t.name)
 	}
 	return names
 }

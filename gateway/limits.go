@@ -123,7 +123,7 @@ func refuseLargeBodies(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if largeBody(ctx) {
 			p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
-			if method != "tools/call" || !ok || p.Name != interpreter.ToolUpload {
+			if method != "tools/call" || !ok || p.Name != string(interpreter.ToolUpload) {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("The request body is over %d bytes: only a tools/call of upload may be larger.", MaxRequestBytes)}
 			}
 		}
@@ -170,7 +170,7 @@ func uploadPrefix(prefix []byte) bool {
 				}
 				if k == "name" {
 					var name string
-					return d.Decode(&name) == nil && name == "upload"
+					return d.Decode(&name) == nil && name == string(interpreter.ToolUpload)
 				}
 				var skip json.RawMessage
 				if d.Decode(&skip) != nil {

@@ -3,6 +3,8 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/baton-run/baton/interpreter"
 )
 
 // The tools' output schemas, published in tools/list. A tool's structured
@@ -22,7 +24,7 @@ var resultSchemas, resultDefs, toolErrorSchema = resultSchemaTexts()
 
 // resultSchemaTexts returns the schema of each tool's data on ok: true, the
 // $defs they refer to, and the error's schema. The parts are local names.
-func resultSchemaTexts() (map[string]string, string, string) {
+func resultSchemaTexts() (map[interpreter.Tool]string, string, string) {
 	const (
 		str         = `{"type":"string"}`
 		strOrNull   = `{"type":["string","null"]}`
@@ -82,37 +84,37 @@ func resultSchemaTexts() (map[string]string, string, string) {
 		toolErrorText = `{"type":"object","properties":{"code":{"type":"string","enum":["invalid","not_accepted","stale","conflict","forbidden","not_found","retry"]},"message":` + str +
 			`,"issues":{"type":"array","items":` + str + `}},"required":["code","message"],"additionalProperties":false}`
 	)
-	return map[string]string{
-		"describe": `{"type":"object","properties":{"protocol":{"type":"string","const":"agentprocess"},"version":` + str + `,"profiles":{"type":"array","items":` + str + `},"leaseSeconds":` + number +
+	return map[interpreter.Tool]string{
+		interpreter.ToolDescribe: `{"type":"object","properties":{"protocol":{"type":"string","const":"agentprocess"},"version":` + str + `,"profiles":{"type":"array","items":` + str + `},"leaseSeconds":` + number +
 			`,"person":{"type":"object","properties":{"format":` + str + `},"required":["format"],"additionalProperties":false},"tools":{"type":"array","items":` + str + `},"maxUploadBytes":` + number +
 			`,"limits":{"type":"object","properties":{"runDataBytes":` + number + `,"checkPass":` + number + `,"checkFail":{"type":["number","null"]},"checkConfidence":` + number + `,"checkStateBytes":` + number +
 			`},"required":["runDataBytes","checkPass","checkFail","checkConfidence","checkStateBytes"],"additionalProperties":false}},"required":["protocol","version","profiles","leaseSeconds","person","tools","limits"],"additionalProperties":false}`,
-		"list_processes": `{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"name":` + str + `,"description":` + str + `,"version":` + number + `,"inputs":` + fields +
+		interpreter.ToolListProcesses: `{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"name":` + str + `,"description":` + str + `,"version":` + number + `,"inputs":` + fields +
 			`,"requires":{"type":"object","properties":{"systems":{"minItems":1,"type":"array","items":{"type":"string","maxLength":64,"pattern":"^[a-z0-9]+(-[a-z0-9]+)*$"}}},"required":["systems"],"additionalProperties":false}},` +
 			`"required":["name","description","version","inputs"],"additionalProperties":false}}` + page,
-		"start_run": runView,
-		"get_run":   runView,
-		"get_work": `{"type":"object","properties":{"items":{"type":"array","items":{"anyOf":[{"type":"object","properties":{"runId":` + str + `,"stepId":` + str + `,"process":` + str + `,"version":` + number +
+		interpreter.ToolStartRun: runView,
+		interpreter.ToolGetRun:   runView,
+		interpreter.ToolGetWork: `{"type":"object","properties":{"items":{"type":"array","items":{"anyOf":[{"type":"object","properties":{"runId":` + str + `,"stepId":` + str + `,"process":` + str + `,"version":` + number +
 			`,"mode":` + mode + `,"readySince":` + str + `,"due":` + strOrNull + `,"overdue":{"type":"boolean"},"handoff":` + handoff +
 			`,"claim":{"type":"object","properties":{"tool":{"type":"string","const":"claim"},"arguments":{"type":"object","properties":{"runId":` + str + `,"stepId":` + str + `,"requestId":` + str +
 			`},"required":["runId","stepId","requestId"],"additionalProperties":false}},"required":["tool","arguments"],"additionalProperties":false}},` +
 			`"required":["runId","stepId","process","version","mode","readySince","due","overdue","handoff","claim"],"additionalProperties":false},` +
 			`{"type":"object","properties":{"runId":` + str + `,"process":` + str + `,"version":` + number + `,"mode":` + mode + `,"workItem":` + workItem +
 			`},"required":["runId","process","version","mode","workItem"],"additionalProperties":false}]}}` + page,
-		"claim": `{"type":"object","properties":{"token":` + str + `,"expiresAt":` + str + `,"extensions":` + object + `,"mode":` + mode +
+		interpreter.ToolClaim: `{"type":"object","properties":{"token":` + str + `,"expiresAt":` + str + `,"extensions":` + object + `,"mode":` + mode +
 			`,"step":{"type":"object","properties":{"id":` + str + `,"instructions":` + str + `,` + contract + `},"required":["id","instructions","output","evidence","next"],"additionalProperties":false}` +
 			`,"handoff":` + handoff + `,"body":` + str + `,"data":` + runData + `},"required":["token","expiresAt","mode","step","handoff","body","data"],"additionalProperties":false}`,
-		"renew":      `{"type":"object","properties":{"token":` + str + `,"expiresAt":` + str + `},"required":["token","expiresAt"],"additionalProperties":false}`,
-		"upload":     `{"type":"object","properties":{"id":` + str + `,"sha256":` + str + `,"bytes":` + number + `},"required":["id","sha256","bytes"],"additionalProperties":false}`,
-		"submit":     runView,
-		"escalate":   runView,
-		"decide":     runView,
-		"cancel":     runView,
-		"send_event": `{"type":"object","properties":{"consumedBy":` + strOrNull + `},"required":["consumedBy"],"additionalProperties":false}`,
-		"list_runs": `{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"id":` + str + `,"process":` + str + `,"version":` + number + `,"state":` + runState +
+		interpreter.ToolRenew:     `{"type":"object","properties":{"token":` + str + `,"expiresAt":` + str + `},"required":["token","expiresAt"],"additionalProperties":false}`,
+		interpreter.ToolUpload:    `{"type":"object","properties":{"id":` + str + `,"sha256":` + str + `,"bytes":` + number + `},"required":["id","sha256","bytes"],"additionalProperties":false}`,
+		interpreter.ToolSubmit:    runView,
+		interpreter.ToolEscalate:  runView,
+		interpreter.ToolDecide:    runView,
+		interpreter.ToolCancel:    runView,
+		interpreter.ToolSendEvent: `{"type":"object","properties":{"consumedBy":` + strOrNull + `},"required":["consumedBy"],"additionalProperties":false}`,
+		interpreter.ToolListRuns: `{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"id":` + str + `,"process":` + str + `,"version":` + number + `,"state":` + runState +
 			`,"outcome":` + strOrNull + `,"startedAt":` + str + `,"updatedAt":` + str + `,"inputs":` + object +
 			`},"required":["id","process","version","state","outcome","startedAt","updatedAt","inputs"],"additionalProperties":false}}` + page,
-		"call_tool": `{"type":"object","properties":{"status":{"type":"string","enum":["completed","failed","awaiting_approval","rejected","outcome_unknown"]},"tool":` + str +
+		interpreter.ToolCallTool: `{"type":"object","properties":{"status":{"type":"string","enum":["completed","failed","awaiting_approval","rejected","outcome_unknown"]},"tool":` + str +
 			`,"digest":{"type":"string","pattern":"^[0-9a-f]{64}$"},"reused":{"type":"boolean"},"result":{"anyOf":[{"$ref":"#/$defs/callToolResult"},{"type":"null"}]},"workItemId":` + strOrNull +
 			`,"message":` + str + `},"required":["status","tool","digest","reused","result","workItemId","message"],"additionalProperties":false}`,
 	}, defsText, toolErrorText
@@ -120,7 +122,7 @@ func resultSchemaTexts() (map[string]string, string, string) {
 
 // outputSchema is a tool's whole envelope: each branch names its own keys,
 // so no keyword beyond JSON Schema draft 7 is needed to keep others out.
-func outputSchema(tool string) (json.RawMessage, error) {
+func outputSchema(tool interpreter.Tool) (json.RawMessage, error) {
 	data, ok := resultSchemas[tool]
 	if !ok {
 		return nil, fmt.Errorf("no result schema for tool %s", tool)

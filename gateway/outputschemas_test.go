@@ -35,8 +35,8 @@ func TestOutputSchemasAreTheOfficialOnes(t *testing.T) {
 	}
 	var errBranch any
 	for _, tl := range toolTable() {
-		t.Run(tl.name, func(t *testing.T) {
-			path := filepath.Join(core, "tools", tl.name+".result.json")
+		t.Run(string(tl.name), func(t *testing.T) {
+			path := filepath.Join(core, "tools", string(tl.name)+".result.json")
 			if tl.name == interpreter.ToolCallTool {
 				path = filepath.Join("..", "docs", "schemas", "baton-tools-1", "call_tool.result.json")
 			}

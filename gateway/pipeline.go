@@ -56,7 +56,7 @@ type call struct {
 // tool's data on success and an *interpreter.Error for a refusal; any
 // other error is the server failing.
 func (g *Gateway) Call(ctx context.Context, id auth.Identity, tool string, args json.RawMessage) (json.RawMessage, error) {
-	t := g.tools[tool]
+	t := g.tools[interpreter.Tool(tool)]
 	if t == nil {
 		return nil, invalid(fmt.Sprintf("There is no tool %s.", interpreter.Quote(tool)), "tool: unknown")
 	}
@@ -80,7 +80,7 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 	defer context.AfterFunc(g.cut, cancel)()
 	if g.opts.Observe != nil {
 		var done func(code string)
-		ctx, done = g.opts.Observe(ctx, t.name)
+		ctx, done = g.opts.Observe(ctx, string(t.name))
 		defer func() { done(resultCode(err)) }() // after the recover below
 	}
 	defer func() {
@@ -221,7 +221,7 @@ func (g *Gateway) reserve(ctx context.Context, c *call) (json.RawMessage, bool, 
 
 // request is the call's idempotency record.
 func (c *call) request(answer json.RawMessage) store.Request {
-	return store.Request{Org: c.org, RequestID: c.reqID, Tool: c.tool.name, Digest: c.digest, Result: answer}
+	return store.Request{Org: c.org, RequestID: c.reqID, Tool: string(c.tool.name), Digest: c.digest, Result: answer}
 }
 
 func (c *call) str(name string) string {

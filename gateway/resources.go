@@ -72,7 +72,7 @@ func (g *Gateway) readRun(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	if err != nil {
 		return nil, err
 	}
-	data, err := g.serve(ctx, g.tools["get_run"], identityOf(req.Extra), args)
+	data, err := g.serve(ctx, g.tools[interpreter.ToolGetRun], identityOf(req.Extra), args)
 	if err != nil {
 		return nil, g.resourceError(ctx, uri, err)
 	}

@@ -27,30 +27,30 @@ const (
 	limit    = `"limit":{"type":"integer","minimum":1,"maximum":100}`
 )
 
-var argumentSchemas = map[string]string{
-	"describe":       `{"type":"object","properties":{},"additionalProperties":false}`,
-	"list_processes": `{"type":"object","properties":{"cursor":{"type":"string"}},"additionalProperties":false}`,
-	"start_run": `{"type":"object","properties":{"process":{"type":"string"},"version":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"inputs":` + object + `,"mode":{"type":"string","enum":["live","test"]},` + reqID +
+var argumentSchemas = map[interpreter.Tool]string{
+	interpreter.ToolDescribe:      `{"type":"object","properties":{},"additionalProperties":false}`,
+	interpreter.ToolListProcesses: `{"type":"object","properties":{"cursor":{"type":"string"}},"additionalProperties":false}`,
+	interpreter.ToolStartRun: `{"type":"object","properties":{"process":{"type":"string"},"version":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"inputs":` + object + `,"mode":{"type":"string","enum":["live","test"]},` + reqID +
 		`},"required":["process","inputs","requestId"],"additionalProperties":false}`,
-	"get_run":  `{"type":"object","properties":{"runId":{"type":"string"}},"required":["runId"],"additionalProperties":false}`,
-	"get_work": `{"type":"object","properties":{` + limit + `,"cursor":{"type":"string"},"process":{"type":"string"}},"additionalProperties":false}`,
-	"claim":    `{"type":"object","properties":{"runId":{"type":"string"},"stepId":{"type":"string"},` + reqID + `},"required":["runId","stepId","requestId"],"additionalProperties":false}`,
-	"renew":    `{"type":"object","properties":{"token":{"type":"string"},"progress":{"type":"string","maxLength":4000},` + reqID + `},"required":["token","requestId"],"additionalProperties":false}`,
-	"upload": `{"type":"object","properties":{"fileName":{"type":"string","minLength":1,"maxLength":255},"contentType":{"type":"string","minLength":1,"maxLength":160},"contentBase64":{"type":"string","minLength":1},` + reqID +
+	interpreter.ToolGetRun:  `{"type":"object","properties":{"runId":{"type":"string"}},"required":["runId"],"additionalProperties":false}`,
+	interpreter.ToolGetWork: `{"type":"object","properties":{` + limit + `,"cursor":{"type":"string"},"process":{"type":"string"}},"additionalProperties":false}`,
+	interpreter.ToolClaim:   `{"type":"object","properties":{"runId":{"type":"string"},"stepId":{"type":"string"},` + reqID + `},"required":["runId","stepId","requestId"],"additionalProperties":false}`,
+	interpreter.ToolRenew:   `{"type":"object","properties":{"token":{"type":"string"},"progress":{"type":"string","maxLength":4000},` + reqID + `},"required":["token","requestId"],"additionalProperties":false}`,
+	interpreter.ToolUpload: `{"type":"object","properties":{"fileName":{"type":"string","minLength":1,"maxLength":255},"contentType":{"type":"string","minLength":1,"maxLength":160},"contentBase64":{"type":"string","minLength":1},` + reqID +
 		`},"required":["fileName","contentType","contentBase64","requestId"],"additionalProperties":false}`,
-	"submit": `{"type":"object","properties":{"token":{"type":"string"},"output":` + object + `,"evidence":` + evidence + `,"summary":{"type":"string","maxLength":2000},"next":{"type":"string"},"reason":{"type":"string","maxLength":4000},` + reqID +
+	interpreter.ToolSubmit: `{"type":"object","properties":{"token":{"type":"string"},"output":` + object + `,"evidence":` + evidence + `,"summary":{"type":"string","maxLength":2000},"next":{"type":"string"},"reason":{"type":"string","maxLength":4000},` + reqID +
 		`},"required":["token","output","summary","requestId"],"additionalProperties":false}`,
-	"escalate": `{"type":"object","properties":{"token":{"type":"string"},"note":{"type":"string","maxLength":4000},` + reqID + `},"required":["token","note","requestId"],"additionalProperties":false}`,
-	"decide": `{"type":"object","properties":{"runId":{"type":"string"},"workItemId":{"type":"string"},"snapshot":{"type":"string"},"decision":{"type":"string","enum":["completed","approved","rejected","returned","failed"]},"output":` + object + `,"evidence":` + evidence +
+	interpreter.ToolEscalate: `{"type":"object","properties":{"token":{"type":"string"},"note":{"type":"string","maxLength":4000},` + reqID + `},"required":["token","note","requestId"],"additionalProperties":false}`,
+	interpreter.ToolDecide: `{"type":"object","properties":{"runId":{"type":"string"},"workItemId":{"type":"string"},"snapshot":{"type":"string"},"decision":{"type":"string","enum":["completed","approved","rejected","returned","failed"]},"output":` + object + `,"evidence":` + evidence +
 		`,"summary":{"type":"string","maxLength":2000},"next":{"type":"string"},"reason":{"type":"string","maxLength":4000},"note":{"type":"string","maxLength":4000},` + reqID +
 		`},"required":["runId","workItemId","snapshot","decision","requestId"],"additionalProperties":false}`,
-	"cancel":     `{"type":"object","properties":{"runId":{"type":"string"},"reason":{"type":"string","maxLength":4000},` + reqID + `},"required":["runId","reason","requestId"],"additionalProperties":false}`,
-	"send_event": `{"type":"object","properties":{"runId":{"type":"string"},"name":{"type":"string"},"data":` + object + `,` + reqID + `},"required":["runId","name","requestId"],"additionalProperties":false}`,
+	interpreter.ToolCancel:    `{"type":"object","properties":{"runId":{"type":"string"},"reason":{"type":"string","maxLength":4000},` + reqID + `},"required":["runId","reason","requestId"],"additionalProperties":false}`,
+	interpreter.ToolSendEvent: `{"type":"object","properties":{"runId":{"type":"string"},"name":{"type":"string"},"data":` + object + `,` + reqID + `},"required":["runId","name","requestId"],"additionalProperties":false}`,
 	// call_tool is Baton's own (docs/profile-tools.md §6): no official
 	// schema, the same notation.
-	"call_tool": `{"type":"object","properties":{"token":{"type":"string"},"tool":{"type":"string","minLength":1,"maxLength":200},"arguments":` + object + `,` + reqID +
+	interpreter.ToolCallTool: `{"type":"object","properties":{"token":{"type":"string"},"tool":{"type":"string","minLength":1,"maxLength":200},"arguments":` + object + `,` + reqID +
 		`},"required":["token","tool","requestId"],"additionalProperties":false}`,
-	"list_runs": `{"type":"object","properties":{"process":{"type":"string"},"state":{"type":"string","enum":["active","waiting","ended","cancelled"]},"inputs":` + object + `,` + limit +
+	interpreter.ToolListRuns: `{"type":"object","properties":{"process":{"type":"string"},"state":{"type":"string","enum":["active","waiting","ended","cancelled"]},"inputs":` + object + `,` + limit +
 		`,"cursor":{"type":"string"}},"additionalProperties":false}`,
 }
 
@@ -62,8 +62,8 @@ type toolSchema struct {
 	output  json.RawMessage
 }
 
-func loadSchemas() (map[string]toolSchema, error) {
-	out := map[string]toolSchema{}
+func loadSchemas() (map[interpreter.Tool]toolSchema, error) {
+	out := map[interpreter.Tool]toolSchema{}
 	c := santhosh.NewCompiler()
 	c.DefaultDraft(santhosh.Draft2020)
 	c.UseLoader(santhosh.SchemeURLLoader{}) // nothing but what is added here
@@ -76,7 +76,7 @@ func loadSchemas() (map[string]toolSchema, error) {
 		if err != nil {
 			return nil, fmt.Errorf("argument schema of %s: %w", name, err)
 		}
-		url := "baton:tools/" + name + ".arguments.json"
+		url := "baton:tools/" + string(name) + ".arguments.json"
 		if err := c.AddResource(url, doc); err != nil {
 			return nil, fmt.Errorf("argument schema of %s: %w", name, err)
 		}

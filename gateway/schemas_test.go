@@ -15,7 +15,7 @@ import (
 // are the official ones, keyword for keyword.
 func TestArgumentSchemasAreTheOfficialOnes(t *testing.T) {
 	dir := filepath.Join(spectest.SharedDir(t), "schemas", "core-2", "tools")
-	var names []string
+	var names []interpreter.Tool
 	for _, tl := range toolTable() {
 		if tl.name == interpreter.ToolCallTool {
 			continue // Baton's own profile has no official schema
@@ -26,8 +26,8 @@ func TestArgumentSchemasAreTheOfficialOnes(t *testing.T) {
 		t.Fatalf("%d argument schemas for %d tools", len(argumentSchemas), len(names))
 	}
 	for _, name := range names {
-		t.Run(name, func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join(dir, name+".arguments.json"))
+		t.Run(string(name), func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join(dir, string(name)+".arguments.json"))
 			if err != nil {
 				t.Fatal(err)
 			}

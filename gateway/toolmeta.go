@@ -23,22 +23,22 @@ type toolMeta struct {
 	openWorld bool
 }
 
-var toolMetas = map[string]toolMeta{
-	"describe":               {title: "Describe this Baton server", readOnly: true},
-	"list_processes":         {title: "List published processes", readOnly: true},
-	"start_run":              {title: "Start a run"},
-	"get_run":                {title: "Show a run", readOnly: true},
-	"get_work":               {title: "Find work to do", readOnly: true},
-	"claim":                  {title: "Claim a step"},
-	"renew":                  {title: "Renew a lease"},
-	"upload":                 {title: "Upload an evidence file"},
-	"submit":                 {title: "Submit a step's work"},
-	"escalate":               {title: "Escalate a step to a person"},
-	"decide":                 {title: "Decide a work item", destructive: true},
-	"cancel":                 {title: "Cancel a run", destructive: true},
-	"send_event":             {title: "Send an event to a run"},
-	"list_runs":              {title: "List runs", readOnly: true},
-	interpreter.ToolCallTool: {title: "Call a claimed step's tool", destructive: true, openWorld: true},
+var toolMetas = map[interpreter.Tool]toolMeta{
+	interpreter.ToolDescribe:      {title: "Describe this Baton server", readOnly: true},
+	interpreter.ToolListProcesses: {title: "List published processes", readOnly: true},
+	interpreter.ToolStartRun:      {title: "Start a run"},
+	interpreter.ToolGetRun:        {title: "Show a run", readOnly: true},
+	interpreter.ToolGetWork:       {title: "Find work to do", readOnly: true},
+	interpreter.ToolClaim:         {title: "Claim a step"},
+	interpreter.ToolRenew:         {title: "Renew a lease"},
+	interpreter.ToolUpload:        {title: "Upload an evidence file"},
+	interpreter.ToolSubmit:        {title: "Submit a step's work"},
+	interpreter.ToolEscalate:      {title: "Escalate a step to a person"},
+	interpreter.ToolDecide:        {title: "Decide a work item", destructive: true},
+	interpreter.ToolCancel:        {title: "Cancel a run", destructive: true},
+	interpreter.ToolSendEvent:     {title: "Send an event to a run"},
+	interpreter.ToolListRuns:      {title: "List runs", readOnly: true},
+	interpreter.ToolCallTool:      {title: "Call a claimed step's tool", destructive: true, openWorld: true},
 }
 
 // annotations are the tool's MCP annotations. Every hint is set, so no

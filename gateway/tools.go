@@ -16,8 +16,9 @@ import (
 // it, and how it reads, writes and renders. Its kind says which of its
 // functions serve it.
 type tool struct {
-	name, description string
-	kind              toolKind
+	name        interpreter.Tool
+	description string
+	kind        toolKind
 	// who, when set, are the identity kinds that may call the tool at all,
 	// checked right after the arguments; whoMessage is the refusal.
 	who        map[auth.Kind]bool
@@ -81,35 +82,35 @@ func kinds(ks ...auth.Kind) map[auth.Kind]bool {
 // toolTable lists the fourteen tools in the order describe reports them.
 func toolTable() []*tool {
 	return []*tool{
-		{name: "describe", description: "Protocol version, profiles, lease seconds, person format, tools and limits.",
+		{name: interpreter.ToolDescribe, description: "Protocol version, profiles, lease seconds, person format, tools and limits.",
 			kind: readTool, read: (*Gateway).describe},
-		{name: "list_processes", description: "Published processes: name, description, version number, inputs.",
+		{name: interpreter.ToolListProcesses, description: "Published processes: name, description, version number, inputs.",
 			kind: readTool, read: (*Gateway).listProcesses},
-		{name: "start_run", description: "Start a run of a published process. Inputs are checked against its inputs. Returns the run view.",
+		{name: interpreter.ToolStartRun, description: "Start a run of a published process. Inputs are checked against its inputs. Returns the run view.",
 			who: kinds(auth.KindAgent, auth.KindPerson), whoMessage: "Only an agent or a person can start a run.",
 			kind: startWrite, write: (*Gateway).startRun, render: (*Gateway).renderView},
-		{name: "get_run", description: "The run view: run data, step states, open work items. Never a token.",
+		{name: interpreter.ToolGetRun, description: "The run view: run data, step states, open work items. Never a token.",
 			kind: readTool, read: (*Gateway).getRun},
-		{name: "get_work", description: "For an agent: ready agent steps with the exact claim call. For a person: open work items with the exact decide call. Oldest first.",
+		{name: interpreter.ToolGetWork, description: "For an agent: ready agent steps with the exact claim call. For a person: open work items with the exact decide call. Oldest first.",
 			kind: readTool, read: (*Gateway).getWork},
-		{name: "claim", description: "Claim a ready agent step: a token, its expiry, the step, the body and the run data, and the handoff.",
+		{name: interpreter.ToolClaim, description: "Claim a ready agent step: a token, its expiry, the step, the body and the run data, and the handoff.",
 			kind: runWrite, command: (*Gateway).claim, render: (*Gateway).renderClaim},
-		{name: "renew", description: "Extend a lease; optionally leave a progress note. Returns a new token; the old one stops working.",
+		{name: interpreter.ToolRenew, description: "Extend a lease; optionally leave a progress note. Returns a new token; the old one stops working.",
 			kind: runWrite, command: (*Gateway).renew, render: (*Gateway).renderRenew},
-		{name: "upload", description: "Store a file (base64) and get its id and sha256, for evidence: [file].",
+		{name: interpreter.ToolUpload, description: "Store a file (base64) and get its id and sha256, for evidence: [file].",
 			who: kinds(auth.KindAgent, auth.KindPerson, auth.KindOperator), whoMessage: "Files are uploaded by agents, people and operators.",
 			kind: ownWrite, write: (*Gateway).upload, render: renderAsIs},
-		{name: "submit", description: "Submit a claimed step: output, evidence (at most 64 items), summary and the chosen next. Accepted, or not_accepted with every issue.",
+		{name: interpreter.ToolSubmit, description: "Submit a claimed step: output, evidence (at most 64 items), summary and the chosen next. Accepted, or not_accepted with every issue.",
 			kind: runWrite, command: (*Gateway).submit, refused: (*Gateway).noteRefusal, render: (*Gateway).renderView},
-		{name: "escalate", description: "Hand a claimed step to a person with a note.",
+		{name: interpreter.ToolEscalate, description: "Hand a claimed step to a person with a note.",
 			kind: runWrite, command: (*Gateway).escalate, render: (*Gateway).renderView},
-		{name: "decide", description: "Decide a work item: completed (with output and at most 64 evidence items), approved, rejected, returned or failed.",
+		{name: interpreter.ToolDecide, description: "Decide a work item: completed (with output and at most 64 evidence items), approved, rejected, returned or failed.",
 			kind: runWrite, command: (*Gateway).decide, render: (*Gateway).renderView},
-		{name: "cancel", description: "Cancel an active or waiting run with a reason (operators).",
+		{name: interpreter.ToolCancel, description: "Cancel an active or waiting run with a reason (operators).",
 			kind: runWrite, command: (*Gateway).cancel, render: (*Gateway).renderView},
-		{name: "send_event", description: "Deliver an event to a run; a wait_for step consumes it or it is held.",
+		{name: interpreter.ToolSendEvent, description: "Deliver an event to a run; a wait_for step consumes it or it is held.",
 			kind: runWrite, command: (*Gateway).sendEvent, render: renderAsIs},
-		{name: "list_runs", description: "Runs, filtered by process, state and input values.",
+		{name: interpreter.ToolListRuns, description: "Runs, filtered by process, state and input values.",
 			kind: readTool, read: (*Gateway).listRuns},
 		// The baton-tools-1 profile's own tool (docs/profile-tools.md),
 		// offered with the profile.
@@ -136,7 +137,7 @@ func (g *Gateway) addTools() error {
 		if err != nil {
 			return fmt.Errorf("gateway: tool %s: input schema: %w", t.name, err)
 		}
-		g.server.AddTool(&mcp.Tool{Name: t.name, Title: meta.title, Description: t.description, Annotations: meta.annotations(),
+		g.server.AddTool(&mcp.Tool{Name: string(t.name), Title: meta.title, Description: t.description, Annotations: meta.annotations(),
 			InputSchema: json.RawMessage(input), OutputSchema: g.schemas[t.name].output},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				var id *auth.Identity
@@ -144,7 +145,7 @@ func (g *Gateway) addTools() error {
 					id, _ = auth.FromTokenInfo(req.Extra.TokenInfo)
 				}
 				data, err := g.serve(ctx, t, id, req.Params.Arguments)
-				return g.result(ctx, t.name, data, err), nil
+				return g.result(ctx, string(t.name), data, err), nil
 			})
 	}
 	return nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/memtest"
+	"github.com/baton-run/baton/interpreter"
 )
 
 // uploadBody is the JSON-RPC body of a tools/call of upload carrying data.
@@ -82,7 +83,7 @@ func checkUploadMemory(t *testing.T, u memtest.Usage) {
 // the whole arguments' JCS form gives: records made before stay replays.
 func TestUploadDigestIsTheJCSDigest(t *testing.T) {
 	t.Parallel()
-	g := &Gateway{tools: map[string]*tool{}}
+	g := &Gateway{tools: map[interpreter.Tool]*tool{}}
 	for _, tl := range toolTable() {
 		g.tools[tl.name] = tl
 	}

@@ -49,7 +49,7 @@ func digest(c *call) string {
 // arguments. Either way the digest is the same.
 func writeUploadCanon(w io.Writer, c *call) bool {
 	content, ok := c.args["contentBase64"].(string)
-	if c.tool.name != "upload" || !ok || strings.TrimLeft(content, base64Alphabet) != "" {
+	if c.tool.name != interpreter.ToolUpload || !ok || strings.TrimLeft(content, base64Alphabet) != "" {
 		return false
 	}
 	mark := rand.Text() // stands in for the content; no argument holds it

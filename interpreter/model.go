@@ -18,10 +18,32 @@ const (
 	ProfileCheck    = "check-1"
 )
 
-// Tool names that publication depends on (spec §4.2).
+// Tool is the name of an MCP tool a server offers: the fourteen of spec §4,
+// and call_tool of the baton-tools-1 profile. Every list of tools (the
+// gateway's table, its argument and result schemas, its titles) is keyed by
+// these constants.
+type Tool string
+
+// The tools of spec §4.1 and §4.2, and the profile's call_tool.
 const (
-	ToolUpload    = "upload"
-	ToolSendEvent = "send_event"
+	ToolDescribe      Tool = "describe"
+	ToolListProcesses Tool = "list_processes"
+	ToolStartRun      Tool = "start_run"
+	ToolGetRun        Tool = "get_run"
+	ToolGetWork       Tool = "get_work"
+	ToolClaim         Tool = "claim"
+	ToolSubmit        Tool = "submit"
+	ToolEscalate      Tool = "escalate"
+	ToolDecide        Tool = "decide"
+	ToolCancel        Tool = "cancel"
+	ToolRenew         Tool = "renew"
+	// ToolUpload and ToolSendEvent are the tools publication depends on
+	// (spec §4.2).
+	ToolUpload    Tool = "upload"
+	ToolSendEvent Tool = "send_event"
+	ToolListRuns  Tool = "list_runs"
+	// ToolCallTool is the MCP tool the baton-tools-1 profile adds.
+	ToolCallTool Tool = "call_tool"
 )
 
 // Process is a parsed and validated PROCESS.md. It is immutable once parsed

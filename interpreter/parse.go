@@ -84,10 +84,21 @@ type Offer struct {
 	ToolCatalog *ToolCatalog
 }
 
-// Tools lists the fourteen tools of spec §4.
-var Tools = []string{
-	"describe", "list_processes", "start_run", "get_run", "get_work", "claim",
-	"submit", "escalate", "decide", "cancel", "renew", ToolUpload, ToolSendEvent, "list_runs",
+// Tools lists the fourteen tools of spec §4, in its order: the required
+// ones (§4.1), then the optional ones (§4.2).
+var Tools = []Tool{
+	ToolDescribe, ToolListProcesses, ToolStartRun, ToolGetRun, ToolGetWork, ToolClaim,
+	ToolSubmit, ToolEscalate, ToolDecide, ToolCancel,
+	ToolRenew, ToolUpload, ToolSendEvent, ToolListRuns,
+}
+
+// ToolNames are the names of tools, as the wire carries them.
+func ToolNames(tools []Tool) []string {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = string(t)
+	}
+	return names
 }
 
 // DefaultOffer is what Baton offers without an evaluator: the parallel-1
@@ -96,7 +107,7 @@ var Tools = []string{
 func DefaultOffer() Offer {
 	return Offer{
 		Profiles: []string{ProfileParallel},
-		Tools:    append([]string(nil), Tools...),
+		Tools:    ToolNames(Tools),
 	}
 }
 
@@ -104,7 +115,7 @@ func DefaultOffer() Offer {
 func (o Offer) HasProfile(p string) bool { return contains(o.Profiles, p) }
 
 // HasTool reports whether the offer includes tool t.
-func (o Offer) HasTool(t string) bool { return contains(o.Tools, t) }
+func (o Offer) HasTool(t Tool) bool { return contains(o.Tools, string(t)) }
 
 func contains(list []string, s string) bool {
 	for _, e := range list {

@@ -29,9 +29,6 @@ import (
 // through Baton under per-tool policies.
 const ProfileTools = "baton-tools-1"
 
-// ToolCallTool is the MCP tool the profile adds.
-const ToolCallTool = "call_tool"
-
 // Limits of the profile, fixed in version 1 (profile-tools §4.1).
 const (
 	// MaxToolArgumentsBytes bounds a call's arguments, as canonical JSON.
@@ -550,7 +547,7 @@ type CallTemplateArguments struct {
 
 // NewCallTemplate returns the template of call_tool for a claim's token.
 func NewCallTemplate(token string) CallTemplate {
-	return CallTemplate{Tool: ToolCallTool, Arguments: CallTemplateArguments{
+	return CallTemplate{Tool: string(ToolCallTool), Arguments: CallTemplateArguments{
 		Token: token, Tool: "<server/tool>", Arguments: map[string]any{}, RequestID: "<new UUID>",
 	}}
 }

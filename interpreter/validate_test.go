@@ -41,11 +41,11 @@ func withCheck() *Offer {
 }
 
 // without offers every profile and every tool but the one named.
-func without(tool string) *Offer {
+func without(tool Tool) *Offer {
 	o := withCheck()
 	var tools []string
 	for _, t := range o.Tools {
-		if t != tool {
+		if t != string(tool) {
 			tools = append(tools, t)
 		}
 	}
