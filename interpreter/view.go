@@ -310,3 +310,21 @@ func (m *Machine) PersonWork(now time.Time, a Actor) []PersonWork {
 	}
 	return items
 }
+
+// StepState names step id's state in v as messages and test expectations
+// write it: the state, "null" for a step not reached or rewound, "absent"
+// for a step the view does not list, and "unknown" without a view.
+func (v *View) StepState(id string) string {
+	if v == nil {
+		return "unknown"
+	}
+	for _, s := range v.Steps {
+		if s.ID == id {
+			if s.State == nil {
+				return "null"
+			}
+			return *s.State
+		}
+	}
+	return "absent"
+}

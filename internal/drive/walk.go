@@ -496,7 +496,7 @@ func (w *Walk) eventsEarly(ctx context.Context, d Driver, runID string) (*interp
 			if err != nil {
 				return nil, fmt.Errorf("get_run: %w", err)
 			}
-			if st := stepState(v, *res.ConsumedBy); st != string(interpreter.StepDone) {
+			if st := v.StepState(*res.ConsumedBy); st != string(interpreter.StepDone) {
 				return nil, fmt.Errorf("event %s consumed by %s, which is %s", s.Text, *res.ConsumedBy, st)
 			}
 		}
@@ -533,18 +533,6 @@ func (w *Walk) events(ctx context.Context, d Driver, v *interpreter.View) (bool,
 		acted = true
 	}
 	return acted, nil
-}
-
-func stepState(v *interpreter.View, id string) string {
-	for _, s := range v.Steps {
-		if s.ID == id {
-			if s.State == nil {
-				return "null"
-			}
-			return *s.State
-		}
-	}
-	return "absent"
 }
 
 // Steps describes a view's step states, for messages.

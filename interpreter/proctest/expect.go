@@ -36,7 +36,7 @@ func (r *caseRun) expect(a *Action, v *interpreter.View, out result) *Failure {
 		if s, ok := kv.Value.(string); ok {
 			want = s
 		}
-		if got := stepState(v, kv.Key); got != want {
+		if got := v.StepState(kv.Key); got != want {
 			return failAt(kv.Pos, "step "+kv.Key+" "+want, "step "+kv.Key+" "+got)
 		}
 	}
@@ -196,21 +196,6 @@ func show(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
-}
-
-func stepState(v *interpreter.View, id string) string {
-	if v == nil {
-		return "unknown"
-	}
-	for _, s := range v.Steps {
-		if s.ID == id {
-			if s.State == nil {
-				return "null"
-			}
-			return *s.State
-		}
-	}
-	return "absent"
 }
 
 func describeSteps(v *interpreter.View) string {

@@ -279,7 +279,7 @@ func (r *caseRun) act(a *Action) (result, error) {
 		return out, err
 	}
 	l := r.leases[key]
-	if l != nil && stepState(r.view(), s.ID) != string(interpreter.StepClaimed) {
+	if l != nil && r.view().StepState(s.ID) != string(interpreter.StepClaimed) {
 		// The lease ended without the script's word (a check sent the
 		// step back, or time ran it out).
 		delete(r.leases, key)

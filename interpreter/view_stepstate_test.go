@@ -1,0 +1,25 @@
+package interpreter
+
+import "testing"
+
+func TestViewStepState(t *testing.T) {
+	ready := "ready"
+	v := &View{Steps: []StepView{{ID: "a", State: &ready}, {ID: "b"}}}
+	for _, tc := range []struct {
+		name string
+		v    *View
+		id   string
+		want string
+	}{
+		{"listed with a state", v, "a", "ready"},
+		{"listed, not reached", v, "b", "null"},
+		{"not listed", v, "c", "absent"},
+		{"no view", nil, "a", "unknown"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.v.StepState(tc.id); got != tc.want {
+				t.Errorf("StepState(%q) = %q, want %q", tc.id, got, tc.want)
+			}
+		})
+	}
+}
