@@ -68,7 +68,7 @@ func startWorker(ctx context.Context, dbURL string, c client.Client, queue strin
 		return nil, err
 	}
 	sizeWorkflowCache(cache)
-	w := worker.New(c, queue, worker.Options{WorkerStopTimeout: drain})
+	w := worker.New(c, queue, workflows.WorkerOptions(drain))
 	workflows.Register(w)
 	if m != nil {
 		// Every run's read-model write, evaluator call and downstream call

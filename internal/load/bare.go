@@ -13,6 +13,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/baton-run/baton/workflows"
 )
 
 // Bare does the shape of Baton's work straight against Temporal, with a
@@ -56,7 +58,9 @@ func (b *Bare) run(ctx context.Context, o *Options) ([]*Phase, error) {
 	if queue == "" {
 		queue = "baton-bench-bare-" + randomID()
 	}
-	w := worker.New(b.Client, queue, worker.Options{})
+	// The bare worker polls as Baton's does, so that the two differ only
+	// in what a run does.
+	w := worker.New(b.Client, queue, workflows.WorkerOptions(0))
 	w.RegisterWorkflowWithOptions(BareWorkflow, workflow.RegisterOptions{Name: "BatonBenchBare"})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("bare worker: %w", err)

@@ -96,7 +96,7 @@ func NewWorker(t testing.TB, c client.Client, dbURL string, opts *WorkerOptions)
 // when the test ends.
 func (w *Worker) Start() {
 	w.t.Helper()
-	tw := worker.New(w.c, w.Queue, worker.Options{})
+	tw := worker.New(w.c, w.Queue, workflows.WorkerOptions(0))
 	workflows.Register(tw)
 	w.acts.Register(tw)
 	if w.reg != nil {
