@@ -43,6 +43,7 @@ Flags (flags win over environment variables, which win over defaults):
 func runBench(args []string, stdout, stderr io.Writer) int {
 	var (
 		url, data, processFile, agentTok, personTok, temporalAddr, namespace string
+		compression                                                          string
 		runs, concurrency, pid, samples                                      int
 		phases                                                               string
 	)
@@ -56,6 +57,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	stringFlag(fl, &personTok, "person-token", "", "bearer token of a person in every group the work goes to (instead of --data)")
 	stringFlag(fl, &temporalAddr, "temporal-address", "", "Temporal frontend, for the bare-Temporal comparison (none: skip it)")
 	stringFlag(fl, &namespace, "namespace", "default", "Temporal namespace of the bare comparison")
+	stringFlag(fl, &compression, "temporal-compression", "auto", "gRPC compression of the bare comparison's client, as baton serve's --temporal-compression")
 	intFlag(fl, &runs, "runs", 200, "runs per phase")
 	intFlag(fl, &concurrency, "concurrency", 32, "clients at once")
 	intFlag(fl, &pid, "pid", 0, "Baton process whose resident memory to report")
@@ -89,7 +91,13 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	o := load.Options{URL: url, Token: token, Process: proc, Runs: runs, Concurrency: concurrency, PID: pid, Samples: samples, Out: stdout,
 		Phases: strings.Split(phases, ",")}
 	if temporalAddr != "" {
-		c, err := client.Dial(client.Options{HostPort: temporalAddr, Namespace: namespace})
+		// The bare comparison compresses as Baton's own clients do.
+		comp, err := temporalCompression(compression, temporalAddr)
+		if err != nil {
+			fmt.Fprintf(stderr, "baton bench: %v\n", err)
+			return 2
+		}
+		c, err := client.Dial(client.Options{HostPort: temporalAddr, Namespace: namespace, ConnectionOptions: client.ConnectionOptions{GrpcCompression: comp}})
 		if err != nil {
 			fmt.Fprintf(stderr, "baton bench: Temporal at %s: %v\n", temporalAddr, err)
 			return 1

