@@ -209,7 +209,9 @@ func New(s *store.Store, runs *workflows.Client, verify auth.Verifier, opts *Opt
 	if s == nil || runs == nil || verify == nil {
 		return nil, fmt.Errorf("gateway: store, runs client and verifier are required")
 	}
-	g := &Gateway{store: s, runs: runs, verify: verify, processes: map[string]*interpreter.Process{}}
+	// A client calls many times with one token: it is checked once a
+	// minute, not on every call.
+	g := &Gateway{store: s, runs: runs, verify: auth.Cached(verify, 0, 0), processes: map[string]*interpreter.Process{}}
 	g.cut, g.cutDone = context.WithCancel(context.Background())
 	if opts != nil {
 		g.opts = *opts
