@@ -79,7 +79,8 @@ func (c *Client) StartRun(ctx context.Context, in Input) (json.RawMessage, error
 	}
 	in.RunID = RunID(in.Org, in.RequestID)
 	// The machine checks the start before anything is recorded.
-	if _, err := interpreter.StartRun(in.Start, time.Now()); err != nil {
+	m, err := interpreter.StartRun(in.Start, time.Now())
+	if err != nil {
 		return nil, err
 	}
 	op := c.c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
@@ -89,12 +90,7 @@ func (c *Client) StartRun(ctx context.Context, in Input) (json.RawMessage, error
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		StaticSummary:            fmt.Sprintf("%s v%d (%s)", in.Process.Name, in.Version, in.Mode),
 		StaticDetails:            staticDetails(in),
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			keyProcess.ValueSet(in.Process.Name),
-			keyVersion.ValueSet(int64(in.Version)),
-			keyMode.ValueSet(in.Mode),
-			keyState.ValueSet(string(interpreter.RunActive)),
-		),
+		TypedSearchAttributes:    startAttributes(in, m.Run().State),
 	}, WorkflowName, in)
 	h, err := c.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
@@ -214,4 +210,19 @@ func codeSpan(s string) string {
 	}
 	fence := strings.Repeat("`", longest+1)
 	return fence + " " + strings.ReplaceAll(s, "\n", " ") + " " + fence
+}
+
+// startAttributes are the search attributes a run starts with, in state
+// (the state its machine begins in): the run upserts only what changes.
+func startAttributes(in Input, state interpreter.RunState) temporal.SearchAttributes {
+	attrs := []temporal.SearchAttributeUpdate{
+		keyProcess.ValueSet(in.Process.Name),
+		keyVersion.ValueSet(int64(in.Version)),
+		keyMode.ValueSet(in.Mode),
+		keyState.ValueSet(string(state)),
+	}
+	if in.Org != "" {
+		attrs = append(attrs, keyOrg.ValueSet(in.Org))
+	}
+	return temporal.NewSearchAttributes(attrs...)
 }

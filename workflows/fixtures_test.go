@@ -3,10 +3,12 @@ package workflows_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/drive/drivetest"
@@ -62,6 +64,9 @@ func TestFixturesOnTemporal(t *testing.T) {
 			row, err := h.store.GetRun(ctxFor(t), org, id)
 			if err != nil || row.State != "ended" || row.Outcome != outcome {
 				t.Fatalf("read model %+v %v", row, err)
+			}
+			if got := firstTaskCommands(h.history(t, id, "")); got != "marker upsert update-accepted marker update-completed" {
+				t.Errorf("the run's first workflow task wrote %q; want its one version marker, one upsert and its first write", got)
 			}
 			if w.Variant == drivetest.Happy && recorded[w.Fixture] {
 				h.save(t, id, w.Fixture)
@@ -146,4 +151,34 @@ func TestWaitUntilIsATimer(t *testing.T) {
 	if now := time.Now(); now.Before(at) {
 		t.Fatalf("the run ended at %s, before its wait_until at %s", now, at)
 	}
+}
+
+// firstTaskCommands names what a run's first workflow task wrote, in
+// order: every marker and search-attribute upsert is a write of Temporal's,
+// and an upsert a visibility write too, paid by every run as it starts.
+func firstTaskCommands(h *historypb.History) string {
+	var out []string
+	completed := false
+	for _, ev := range h.GetEvents() {
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			if completed {
+				return strings.Join(out, " ")
+			}
+			completed = true
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+			if completed {
+				return strings.Join(out, " ")
+			}
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			out = append(out, "marker")
+		case enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+			out = append(out, "upsert")
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+			out = append(out, "update-accepted")
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
+			out = append(out, "update-completed")
+		}
+	}
+	return strings.Join(out, " ")
 }

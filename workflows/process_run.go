@@ -35,6 +35,15 @@ const changeDeadlineTimer = "deadline-timer"
 // too). Runs recorded before it replay without the upsert.
 const changeOrgAttribute = "org-search-attribute"
 
+// changeLeanStart versions how a run begins: version 1 stands for version
+// 1 of every change above with one marker instead of one each, and the run
+// upserts a search attribute only when it differs from the run's own (the
+// start already sets BatonOrg and BatonState). Every marker and upsert is a
+// command that Temporal writes, and every upsert also a visibility write:
+// a run began with three markers and five upserts, and now begins with one
+// of each, the upsert being the SDK's TemporalChangeVersion.
+const changeLeanStart = "lean-start"
+
 // deadlineTimer is the one workflow timer set to the machine's next
 // deadline. Waking early for an update keeps it; a new deadline cancels it
 // and starts another, so a run never leaves timers behind.
@@ -109,7 +118,8 @@ type runner struct {
 // ProcessRun runs one run of a pinned process until it ends.
 func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 	r := &runner{in: in}
-	r.records = workflow.GetVersion(ctx, changeRunRecordsRequests, workflow.DefaultVersion, 1) == 1
+	lean := workflow.GetVersion(ctx, changeLeanStart, workflow.DefaultVersion, 1) == 1
+	r.records = lean || workflow.GetVersion(ctx, changeRunRecordsRequests, workflow.DefaultVersion, 1) == 1
 	now := workflow.Now(ctx)
 	if in.Continued != nil {
 		m, err := interpreter.Restore(in.Process, in.Continued.State)
@@ -129,10 +139,17 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 	if err := r.register(ctx); err != nil {
 		return nil, err
 	}
-	if in.Org != "" && workflow.GetVersion(ctx, changeOrgAttribute, workflow.DefaultVersion, 1) == 1 {
-		if err := workflow.UpsertTypedSearchAttributes(ctx, keyOrg.ValueSet(in.Org)); err != nil {
-			workflow.GetLogger(ctx).Error("upsert the organization's search attribute failed", "error", err)
+	if lean {
+		// What the run's search attributes already say is not upserted
+		// again: the start (or the run this one continues) set them.
+		attrs := workflow.GetTypedSearchAttributes(ctx)
+		r.state, _ = attrs.GetKeyword(keyState)
+		r.outcome, _ = attrs.GetKeyword(keyOutcome)
+		if org, _ := attrs.GetKeyword(keyOrg); in.Org != "" && org != in.Org {
+			r.upsertOrg(ctx)
 		}
+	} else if in.Org != "" && workflow.GetVersion(ctx, changeOrgAttribute, workflow.DefaultVersion, 1) == 1 {
+		r.upsertOrg(ctx)
 	}
 	var first *Answered
 	if in.Continued == nil && in.RequestID != "" {
@@ -159,7 +176,7 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 
 	// Runs started before the deadline timer was kept across wake-ups
 	// replay with AwaitWithTimeout, whose timers this SDK never cancels.
-	keepTimer := workflow.GetVersion(ctx, changeDeadlineTimer, workflow.DefaultVersion, 1) == 1
+	keepTimer := lean || workflow.GetVersion(ctx, changeDeadlineTimer, workflow.DefaultVersion, 1) == 1
 	var timer deadlineTimer
 	for !r.m.Run().State.Over() {
 		cond := func() bool {
@@ -646,6 +663,13 @@ func (r *runner) publish(ctx workflow.Context, answer *Answered) bool {
 	}
 	workflow.SetCurrentDetails(ctx, details(r.m, now, r.in.InboxURL))
 	return true
+}
+
+// upsertOrg sets the run's BatonOrg search attribute.
+func (r *runner) upsertOrg(ctx workflow.Context) {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, keyOrg.ValueSet(r.in.Org)); err != nil {
+		workflow.GetLogger(ctx).Error("upsert the organization's search attribute failed", "error", err)
+	}
 }
 
 // details is the markdown the Temporal UI shows as the run's current
