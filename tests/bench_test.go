@@ -91,7 +91,9 @@ steps:
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var v interpreter.View
-		agent.ok("start_run", map[string]any{"process": "bench", "inputs": map[string]any{}, "requestId": rid()}, &v)
+		lat.time("start", func() {
+			agent.ok("start_run", map[string]any{"process": "bench", "inputs": map[string]any{}, "requestId": rid()}, &v)
+		})
 		var v2 interpreter.View
 		agent.ok("start_run", map[string]any{"process": "bench", "inputs": map[string]any{}, "requestId": rid()}, &v2)
 		lat.time("workflow-claim", func() {

@@ -26,7 +26,9 @@ const benchUsage = `usage: baton bench [flags]
 Measures a running Baton over MCP: --runs runs started by --concurrency
 clients at once, then get_work and list_runs with those runs open, then
 --runs runs started and walked to their end (claim, submit, decide, with
-sample values). Prints runs/s, writes/s and p50/p99 per tool. With
+sample values). The handed phase, when named in --phases, walks --handed
+runs until a person has their work item and leaves them open; the
+listings then time get_work and list_runs as that person too. Prints runs/s, writes/s and p50/p99 per tool. With
 --temporal-address it also does the same shapes straight against that
 Temporal server with no-op handlers, and prints Baton's figures as ratios
 of those. With --pid it reports that process's resident memory.
@@ -44,7 +46,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	var (
 		url, data, processFile, agentTok, personTok, temporalAddr, namespace string
 		compression                                                          string
-		runs, concurrency, pid, samples                                      int
+		runs, concurrency, pid, samples, handed                              int
 		phases                                                               string
 	)
 	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -62,7 +64,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	intFlag(fl, &concurrency, "concurrency", 32, "clients at once")
 	intFlag(fl, &pid, "pid", 0, "Baton process whose resident memory to report")
 	intFlag(fl, &samples, "samples", 200, "get_work and list_runs calls to time")
-	stringFlag(fl, &phases, "phases", "starts,listings,full", "phases to run, of starts, listings and full (the bare comparison runs with --temporal-address)")
+	intFlag(fl, &handed, "handed", 0, "runs the handed phase walks to a person's work item and leaves open (default --runs)")
+	stringFlag(fl, &phases, "phases", "starts,listings,full", "phases to run, of starts, handed, listings and full (the bare comparison runs with --temporal-address)")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -88,7 +91,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	o := load.Options{URL: url, Token: token, Process: proc, Runs: runs, Concurrency: concurrency, PID: pid, Samples: samples, Out: stdout,
+	o := load.Options{URL: url, Token: token, Process: proc, Runs: runs, Concurrency: concurrency, PID: pid, Samples: samples, Handed: handed, Out: stdout,
 		Phases: strings.Split(phases, ",")}
 	if temporalAddr != "" {
 		// The bare comparison compresses as Baton's own clients do.

@@ -47,14 +47,18 @@ type Options struct {
 	Samples int
 	// Out receives the report. Default os.Stdout.
 	Out io.Writer
-	// Phases names the phases to run, of starts, listings and full.
-	// Default all three.
+	// Phases names the phases to run, of starts, handed, listings and
+	// full. Default starts, listings and full.
 	Phases []string
+	// Handed is how many runs the handed phase starts and walks until a
+	// person has a work item, then leaves open, so that the listings show
+	// a person with many items. Default Runs.
+	Handed int
 }
 
 func (o *Options) phase(name string) bool {
 	if len(o.Phases) == 0 {
-		return true
+		return name != "handed"
 	}
 	for _, p := range o.Phases {
 		if p == name {
@@ -76,6 +80,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Samples <= 0 {
 		o.Samples = 200
+	}
+	if o.Handed <= 0 {
+		o.Handed = o.Runs
 	}
 	if o.Out == nil {
 		o.Out = os.Stdout
@@ -150,7 +157,11 @@ func (r *Report) Phase(name string) *Phase {
 	return nil
 }
 
-// Run measures, in order: starts (Runs runs started at Concurrency), the
+// errHanded stops a walk of the handed phase at a person's work item.
+var errHanded = errors.New("handed to a person")
+
+// Run measures, in order: starts (Runs runs started at Concurrency),
+// handed when asked for (Handed runs walked to a person's work item), the
 // listings with those runs open (get_work and list_runs, one at a time),
 // full runs (Runs runs started and walked to their end at Concurrency) and,
 // with Bare, the same two shapes against Temporal alone. It prints the
@@ -180,18 +191,71 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.print(p)
 	}
 
-	// Listings with the started runs open.
-	if o.phase("listings") {
+	// Runs handed to a person: each walked until a person has its work
+	// item, and left open.
+	var person *drive.Who
+	var personMu sync.Mutex
+	if o.phase("handed") {
 		t := newTimings()
-		d := newDriver(t)
-		lp := &Phase{Name: "listings"}
-		begin := time.Now()
-		for i := 0; i < o.Samples; i++ {
-			_ = d.Call(ctx, drive.WalkAgent, "get_work", map[string]any{"limit": 20}, nil)
-			_ = d.Call(ctx, drive.WalkAgent, "list_runs", map[string]any{"process": o.Process.Name, "limit": 20}, nil)
+		ho := o
+		ho.Runs = o.Handed
+		p, err := ho.parallel(ctx, "handed", t, func(ctx context.Context, d *drive.MCP) error {
+			w := drive.Walk{Process: o.Process, Check: func(_ string, v any) error {
+				if view, ok := v.(*interpreter.View); ok && len(view.WorkItems) > 0 {
+					who := drive.DefaultMember(view.WorkItems[0])
+					personMu.Lock()
+					person = &who
+					personMu.Unlock()
+					return errHanded
+				}
+				return nil
+			}}
+			if _, err := w.Run(ctx, d); !errors.Is(err, errHanded) {
+				if err == nil {
+					err = errors.New("the run ended without a person's work item")
+				}
+				return err
+			}
+			return nil
+		}, newDriver)
+		if err != nil {
+			return rep, err
 		}
-		_ = d.Close()
-		lp.Elapsed, lp.Calls, lp.Errors, lp.RSS = time.Since(begin), t.d, t.err, o.rss()
+		rep.Phases = append(rep.Phases, p)
+		o.print(p)
+	}
+
+	// Listings with the started runs open, as the agent and, after the
+	// handed phase, as the person who has the work items.
+	if o.phase("listings") {
+		lp := &Phase{Name: "listings", Calls: map[string][]time.Duration{}, Errors: map[string]int{}}
+		begin := time.Now()
+		as := []struct {
+			suffix string
+			who    drive.Who
+		}{{"", drive.WalkAgent}}
+		if person != nil {
+			as = append(as, struct {
+				suffix string
+				who    drive.Who
+			}{" (person)", *person})
+		}
+		for _, a := range as {
+			t := newTimings()
+			d := newDriver(t)
+			for i := 0; i < o.Samples; i++ {
+				_ = d.Call(ctx, a.who, "get_work", map[string]any{"limit": 20}, nil)
+				_ = d.Call(ctx, a.who, "list_runs", map[string]any{"process": o.Process.Name, "limit": 20}, nil)
+			}
+			_ = d.Close()
+			for name, ds := range t.d {
+				lp.Calls[name+a.suffix] = ds
+			}
+			for name, n := range t.err {
+				lp.Errors[name+a.suffix] = n
+			}
+		}
+		lp.Elapsed, lp.RSS = time.Since(begin), o.rss()
 		rep.Phases = append(rep.Phases, lp)
 		o.print(lp)
 	}
@@ -301,7 +365,7 @@ func (o *Options) print(p *Phase) {
 	var writes int
 	for _, n := range names {
 		ds := p.Calls[n]
-		fmt.Fprintf(o.Out, "  %-16s n=%-6d p50 %6s ms  p99 %6s ms  p99/p50 %.1f", n, len(ds), ms(Percentile(ds, 0.5)), ms(Percentile(ds, 0.99)),
+		fmt.Fprintf(o.Out, "  %-18s n=%-6d p50 %6s ms  p99 %6s ms  p99/p50 %.1f", n, len(ds), ms(Percentile(ds, 0.5)), ms(Percentile(ds, 0.99)),
 			float64(Percentile(ds, 0.99))/float64(max(Percentile(ds, 0.5), 1)))
 		if e := p.Errors[n]; e > 0 {
 			fmt.Fprintf(o.Out, "  errors %d", e)

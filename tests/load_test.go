@@ -1,0 +1,75 @@
+package tests
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/load"
+	"github.com/baton-run/baton/interpreter"
+)
+
+// baton bench's phases on a real Baton: starts leave runs at the agent's
+// step, handed leaves runs at a person's work item, and the listings time
+// get_work and list_runs as the agent and as that person, who sees the
+// handed runs' items.
+func TestBenchPhases(t *testing.T) {
+	bt := start(t, options{})
+	src, err := os.ReadFile(filepath.Join("..", "examples", "bench", "PROCESS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bt.publish(string(src))
+	proc, err := interpreter.Parse(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := func(w drive.Who) (string, error) {
+		return bt.issuer.Issue(auth.Identity{ID: w.ID, Kind: auth.Kind(w.Kind), Groups: w.Groups}, time.Hour)
+	}
+	rep, err := load.Run(context.Background(), load.Options{
+		URL: bt.url + "/mcp", Token: token, Process: proc, Runs: 6, Handed: 4, Concurrency: 2, Samples: 3,
+		Phases: []string{"starts", "handed", "listings"}, Out: io.Discard,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		phase string
+		runs  int
+		calls map[string]int
+	}{
+		{"starts", 6, map[string]int{"start_run": 6}},
+		{"handed", 4, map[string]int{"start_run": 4, "claim": 4, "submit": 4}},
+		{"listings", 0, map[string]int{"get_work": 3, "list_runs": 3, "get_work (person)": 3, "list_runs (person)": 3}},
+	} {
+		p := rep.Phase(tc.phase)
+		if p == nil {
+			t.Fatalf("no %s phase in the report", tc.phase)
+		}
+		if p.Runs != tc.runs || p.Failed != 0 {
+			t.Errorf("%s: %d runs, %d failed; want %d, none failed", tc.phase, p.Runs, p.Failed, tc.runs)
+		}
+		for name, n := range tc.calls {
+			if len(p.Calls[name]) != n || p.Errors[name] != 0 {
+				t.Errorf("%s: %d %s calls timed, %d failed; want %d", tc.phase, len(p.Calls[name]), name, p.Errors[name], n)
+			}
+		}
+	}
+
+	// Ten runs are open: six at the agent's step, four at the person's.
+	var agentWork, personWork struct {
+		Items []map[string]any `json:"items"`
+	}
+	bt.connect(auth.Identity{ID: drive.WalkAgent.ID, Kind: auth.KindAgent}).ok("get_work", map[string]any{"limit": 50}, &agentWork)
+	member := drive.DefaultMember(interpreter.WorkItem{AssignedTo: interpreter.Assignee{Group: "reviewers"}})
+	bt.connect(personID(member.ID, member.Groups...)).ok("get_work", map[string]any{"limit": 50}, &personWork)
+	if len(agentWork.Items) != 6 || len(personWork.Items) != 4 {
+		t.Errorf("get_work lists %d steps for the agent and %d items for the person; want 6 and 4", len(agentWork.Items), len(personWork.Items))
+	}
+}
