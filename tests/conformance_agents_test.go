@@ -65,15 +65,15 @@ func TestSection3_3_ClaimConflicts(t *testing.T) {
 // stale; a token that does not verify is invalid.
 func TestSection3_3_LeaseExpiryAndRenew(t *testing.T) {
 	t.Parallel()
-	b := start(t, options{lease: 2 * time.Second})
+	b := start(t, options{lease: testLease})
 	agent, other := b.connect(agentID), b.connect(agent2ID)
 	mira := b.connect(personID("mira@example.com", "reviewers"))
 	var d struct {
 		LeaseSeconds int `json:"leaseSeconds"`
 	}
 	agent.ok("describe", nil, &d)
-	if d.LeaseSeconds != 2 {
-		t.Fatalf("describe.leaseSeconds = %d, want 2", d.LeaseSeconds)
+	if d.LeaseSeconds != int(testLease/time.Second) {
+		t.Fatalf("describe.leaseSeconds = %d, want %d", d.LeaseSeconds, int(testLease/time.Second))
 	}
 	v := startSrc(t, b, mira, agentLoopSrc, nil)
 	c := claimStep(agent, v.Run.ID, "gather")
@@ -89,8 +89,8 @@ func TestSection3_3_LeaseExpiryAndRenew(t *testing.T) {
 		t.Fatalf("gather is %s while claimed", stepStateOf(got, "gather"))
 	}
 
-	time.Sleep(3 * time.Second)
-	items := agentWork(other, v.Run.ID)
+	untilExpired(t, r.ExpiresAt)
+	items := agentWorkWhen(other, v.Run.ID, func(items []agentItem) bool { return len(items) == 1 })
 	if len(items) != 1 || items[0].Handoff == nil || items[0].Handoff.Progress != "Checked the first list." {
 		t.Fatalf("get_work after expiry = %+v, want gather with handoff.progress", items)
 	}
@@ -110,7 +110,7 @@ func TestSection3_3_LeaseExpiryAndRenew(t *testing.T) {
 // the claim stands; when the lease ends the issues travel in handoff.
 func TestSection3_3_RefusedSubmissionHandsOverIssues(t *testing.T) {
 	t.Parallel()
-	b := start(t, options{lease: 2 * time.Second})
+	b := start(t, options{lease: testLease})
 	agent, other := b.connect(agentID), b.connect(agent2ID)
 	mira := b.connect(personID("mira@example.com", "reviewers"))
 	v := startSrc(t, b, mira, agentLoopSrc, nil)
@@ -129,7 +129,7 @@ func TestSection3_3_RefusedSubmissionHandsOverIssues(t *testing.T) {
 	if got := getRun(agent, v.Run.ID); stepStateOf(got, "gather") != "claimed" || got.Data.Steps["gather"] != nil {
 		t.Fatalf("a refused submission changed the run: %s", drive.Steps(&got))
 	}
-	time.Sleep(3 * time.Second)
+	untilExpired(t, c.ExpiresAt)
 	c2 := claimStep(other, v.Run.ID, "gather")
 	if c2.Handoff == nil || len(c2.Handoff.Issues) == 0 {
 		t.Fatalf("claim after a refused submission and an expired lease: handoff %+v, want issues", c2.Handoff)

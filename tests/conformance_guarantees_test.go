@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/drive"
@@ -18,7 +17,7 @@ import (
 // other arguments or from another identity is conflict request_id_reused.
 func TestSection4_ReplayReturnsTheOriginal(t *testing.T) {
 	t.Parallel()
-	b := start(t, options{lease: 2 * time.Second})
+	b := start(t, options{lease: testLease})
 	agent, other := b.connect(agentID), b.connect(agent2ID)
 	ops := b.connect(operatorID)
 	mira := b.connect(personID("mira@example.com", "reviewers"))
@@ -39,7 +38,7 @@ func TestSection4_ReplayReturnsTheOriginal(t *testing.T) {
 	agent.refused("claim", map[string]any{"runId": runID, "stepId": "review", "requestId": claimArgs["requestId"]}, interpreter.CodeConflict, "request_id_reused")
 	mira.refused("start_run", map[string]any{"process": "agent-loop", "inputs": map[string]any{}, "mode": "test", "requestId": startReq}, interpreter.CodeConflict, "request_id_reused")
 
-	time.Sleep(3 * time.Second)
+	untilExpired(t, c.ExpiresAt)
 	agent.ok("claim", claimArgs, &again)
 	if again.Token != c.Token || again.ExpiresAt != c.ExpiresAt {
 		t.Fatal("a claim replay after the lease ended did not return the original")

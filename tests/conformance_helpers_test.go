@@ -2,6 +2,7 @@ package tests
 
 import (
 	"testing"
+	"time"
 
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/interpreter"
@@ -100,6 +101,36 @@ func personWork(u *user, runID string) []personItem {
 		}
 	}
 	return out
+}
+
+// testLease is the lease of the tests that wait for one to end: long
+// enough that what such a test does before it ends fits on a loaded
+// machine.
+const testLease = 6 * time.Second
+
+// untilExpired waits until a lease that expires at expiresAt has ended.
+func untilExpired(t testing.TB, expiresAt string) {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339Nano, expiresAt)
+	if err != nil {
+		t.Fatalf("expiresAt %q: %v", expiresAt, err)
+	}
+	time.Sleep(time.Until(at) + 250*time.Millisecond)
+}
+
+// agentWorkWhen is agentWork once ok says so, asking again for up to 30
+// seconds: the read model shows an ended lease when the run's timer has
+// fired and the run has published it.
+func agentWorkWhen(u *user, runID string, ok func([]agentItem) bool) []agentItem {
+	u.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		items := agentWork(u, runID)
+		if ok(items) || time.Now().After(deadline) {
+			return items
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func claimStep(u *user, runID, stepID string) interpreter.ClaimWire {

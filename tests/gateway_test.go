@@ -102,7 +102,7 @@ func TestSchemaRefusals(t *testing.T) {
 // original result, token included, even after the lease ended or the
 // gateway restarted; other arguments or another identity is a conflict.
 func TestReplays(t *testing.T) {
-	b := start(t, options{lease: 2 * time.Second})
+	b := start(t, options{lease: testLease})
 	b.publish(supplierSrc)
 	agent := b.connect(agentID)
 	v := startSupplier(t, b, b.connect(personID("mira@example.com", "finance-approver")))
@@ -110,7 +110,7 @@ func TestReplays(t *testing.T) {
 	args := map[string]any{"runId": v.Run.ID, "stepId": "check_vendor", "requestId": claimID}
 	var first, again interpreter.ClaimWire
 	agent.ok("claim", args, &first)
-	time.Sleep(2500 * time.Millisecond) // the lease ends
+	untilExpired(t, first.ExpiresAt)
 	agent.ok("claim", args, &again)
 	if again.Token != first.Token || again.ExpiresAt != first.ExpiresAt {
 		t.Fatalf("replay after the lease ended gave another claim")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 
@@ -187,7 +186,7 @@ func TestLargestRunContinuesAsNew(t *testing.T) {
 // of issues, and the next attempt's handoff carries that bounded list.
 func TestRefusalWithManyIssuesIsBounded(t *testing.T) {
 	t.Parallel()
-	b := start(t, options{lease: 2 * time.Second})
+	b := start(t, options{lease: testLease})
 	agent := b.connect(agentID)
 	v := startSrc(t, b, b.connect(personID("mira@example.com")), cappedEventsSrc, nil)
 	c := claimStep(agent, v.Run.ID, "work")
@@ -205,7 +204,7 @@ func TestRefusalWithManyIssuesIsBounded(t *testing.T) {
 	}
 	// The claim stands; when its lease ends, the next claim reads the
 	// issues in its handoff.
-	time.Sleep(3 * time.Second)
+	untilExpired(t, c.ExpiresAt)
 	next := claimStep(agent, v.Run.ID, "work")
 	if next.Handoff == nil || len(next.Handoff.Issues) != interpreter.MaxIssues {
 		t.Fatalf("handoff %+v", next.Handoff)
