@@ -1,6 +1,9 @@
 package interpreter
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // View is the run view of tools.md: what start_run, get_run and every write
 // but claim, renew and send_event return. It refers to the machine's state;
@@ -327,4 +330,23 @@ func (v *View) StepState(id string) string {
 		}
 	}
 	return "absent"
+}
+
+// StepStates describes every step's state in v for messages, as
+// "gather=claimed, review=null" (the states as StepState names them), or
+// "(no view)" without one.
+func (v *View) StepStates() string {
+	if v == nil {
+		return "(no view)"
+	}
+	var b strings.Builder
+	for i, s := range v.Steps {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(s.ID)
+		b.WriteByte('=')
+		b.WriteString(v.StepState(s.ID))
+	}
+	return b.String()
 }

@@ -23,3 +23,18 @@ func TestViewStepState(t *testing.T) {
 		})
 	}
 }
+
+func TestViewStepStates(t *testing.T) {
+	ready := "ready"
+	v := &View{Steps: []StepView{{ID: "a", State: &ready}, {ID: "b"}}}
+	if got := v.StepStates(); got != "a=ready, b=null" {
+		t.Errorf("StepStates() = %q", got)
+	}
+	if got := (&View{}).StepStates(); got != "" {
+		t.Errorf("StepStates() of a view without steps = %q", got)
+	}
+	var none *View
+	if got := none.StepStates(); got != "(no view)" {
+		t.Errorf("StepStates() without a view = %q", got)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -85,8 +84,8 @@ func TestSection3_3_LeaseExpiryAndRenew(t *testing.T) {
 	agent.refused("submit", goodGather(agent, c.Token), interpreter.CodeStale)
 	agent.refused("renew", map[string]any{"token": c.Token, "requestId": rid()}, interpreter.CodeStale)
 	agent.refused("submit", goodGather(agent, "not-a-token"), interpreter.CodeInvalid)
-	if got := getRun(agent, v.Run.ID); stepStateOf(got, "gather") != "claimed" {
-		t.Fatalf("gather is %s while claimed", stepStateOf(got, "gather"))
+	if got := getRun(agent, v.Run.ID); got.StepState("gather") != "claimed" {
+		t.Fatalf("gather is %s while claimed", got.StepState("gather"))
 	}
 
 	untilExpired(t, r.ExpiresAt)
@@ -101,8 +100,8 @@ func TestSection3_3_LeaseExpiryAndRenew(t *testing.T) {
 	}
 	agent.refused("submit", goodGather(agent, r.Token), interpreter.CodeStale)
 	other.ok("submit", goodGather(other, c2.Token), &v)
-	if stepStateOf(v, "gather") != "done" || v.Data.Steps["gather"].By != agent2ID.ID {
-		t.Fatalf("after submit: %s by %s", stepStateOf(v, "gather"), v.Data.Steps["gather"].By)
+	if v.StepState("gather") != "done" || v.Data.Steps["gather"].By != agent2ID.ID {
+		t.Fatalf("after submit: %s by %s", v.StepState("gather"), v.Data.Steps["gather"].By)
 	}
 }
 
@@ -126,8 +125,8 @@ func TestSection3_3_RefusedSubmissionHandsOverIssues(t *testing.T) {
 	}, interpreter.CodeNotAccepted, issues...)
 	agent.refused("submit", map[string]any{"token": c.Token, "requestId": rid(), "summary": "s", "output": map[string]any{"found": true, "tier": "gold"}, "evidence": evidenceFor(agent, []string{"file"}), "next": "review", "reason": "r"},
 		interpreter.CodeNotAccepted, "next: not allowed, this step has one next", "reason: not allowed, this step has one next")
-	if got := getRun(agent, v.Run.ID); stepStateOf(got, "gather") != "claimed" || got.Data.Steps["gather"] != nil {
-		t.Fatalf("a refused submission changed the run: %s", drive.Steps(&got))
+	if got := getRun(agent, v.Run.ID); got.StepState("gather") != "claimed" || got.Data.Steps["gather"] != nil {
+		t.Fatalf("a refused submission changed the run: %s", got.StepStates())
 	}
 	untilExpired(t, c.ExpiresAt)
 	c2 := claimStep(other, v.Run.ID, "gather")
@@ -158,8 +157,8 @@ func TestSection3_3_Escalation(t *testing.T) {
 		t.Helper()
 		agent.ok("escalate", map[string]any{"token": c.Token, "note": "The registry is down.", "requestId": rid()}, &v)
 		w := itemFor(v, "gather")
-		if stepStateOf(v, "gather") != "waiting" || w == nil || w.Escalation == nil || w.Escalation.Note != "The registry is down." || w.Escalation.By != agentID.ID {
-			t.Fatalf("after escalate: %s, item %+v", drive.Steps(&v), w)
+		if v.StepState("gather") != "waiting" || w == nil || w.Escalation == nil || w.Escalation.Note != "The registry is down." || w.Escalation.By != agentID.ID {
+			t.Fatalf("after escalate: %s, item %+v", v.StepStates(), w)
 		}
 		if got := w.Decide.Decisions; len(got) != 3 || got[0] != "returned" || got[1] != "completed" || got[2] != "failed" {
 			t.Fatalf("escalation decisions = %q", got)
@@ -179,8 +178,8 @@ func TestSection3_3_Escalation(t *testing.T) {
 		v, w := escalate(v, c)
 		mira.refused("decide", decideArgs(v, w, "returned", map[string]any{"note": "Try again."}), interpreter.CodeForbidden)
 		ops.ok("decide", decideArgs(v, w, "returned", map[string]any{"note": "Use the mirror."}), &v)
-		if stepStateOf(v, "gather") != "ready" || itemFor(v, "gather") != nil {
-			t.Fatalf("after returned: %s", drive.Steps(&v))
+		if v.StepState("gather") != "ready" || itemFor(v, "gather") != nil {
+			t.Fatalf("after returned: %s", v.StepStates())
 		}
 		items := agentWork(agent, v.Run.ID)
 		if len(items) != 1 || items[0].Handoff == nil || items[0].Handoff.Returned == nil || items[0].Handoff.Returned.Note != "Use the mirror." {
@@ -191,8 +190,8 @@ func TestSection3_3_Escalation(t *testing.T) {
 			t.Fatalf("claim after returned: handoff %+v", h)
 		}
 		agent.ok("submit", goodGather(agent, c2.Token), &v)
-		if stepStateOf(v, "review") != "waiting" {
-			t.Fatalf("after submit: %s", drive.Steps(&v))
+		if v.StepState("review") != "waiting" {
+			t.Fatalf("after submit: %s", v.StepStates())
 		}
 	})
 	t.Run("completed", func(t *testing.T) {
@@ -203,16 +202,16 @@ func TestSection3_3_Escalation(t *testing.T) {
 		ops.ok("decide", decideArgs(v, w, "completed", map[string]any{
 			"output": map[string]any{"found": false, "tier": "silver"}, "evidence": evidenceFor(ops, []string{"file"}),
 		}), &v)
-		if stepStateOf(v, "gather") != "done" || v.Data.Steps["gather"].By != operatorID.ID || stepStateOf(v, "review") != "waiting" {
-			t.Fatalf("after completed: %s by %s", drive.Steps(&v), v.Data.Steps["gather"].By)
+		if v.StepState("gather") != "done" || v.Data.Steps["gather"].By != operatorID.ID || v.StepState("review") != "waiting" {
+			t.Fatalf("after completed: %s by %s", v.StepStates(), v.Data.Steps["gather"].By)
 		}
 	})
 	t.Run("failed", func(t *testing.T) {
 		v, c := begin()
 		v, w := escalate(v, c)
 		ops.ok("decide", decideArgs(v, w, "failed", map[string]any{"note": "The vendor is gone."}), &v)
-		if v.Run.State != "ended" || v.Run.Outcome == nil || *v.Run.Outcome != "failed" || stepStateOf(v, "gather") != "failed" {
-			t.Fatalf("after failed: %+v %s", v.Run, drive.Steps(&v))
+		if v.Run.State != "ended" || v.Run.Outcome == nil || *v.Run.Outcome != "failed" || v.StepState("gather") != "failed" {
+			t.Fatalf("after failed: %+v %s", v.Run, v.StepStates())
 		}
 		if e := v.Run.Ended; e == nil || e.By != operatorID.ID || e.Note == nil || *e.Note != "The vendor is gone." {
 			t.Fatalf("ended = %+v", v.Run.Ended)

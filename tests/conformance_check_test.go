@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/drive/drivetest"
 	"github.com/baton-run/baton/interpreter"
 )
@@ -87,8 +86,8 @@ func TestCheck_PassAndFailThenPass(t *testing.T) {
 	}
 	cb.model.Answers(vendorPass)
 	cb.agent.ok("submit", cb.submission(t, c), &v)
-	if stepStateOf(v, "check_vendor") != "done" || stepStateOf(v, "approve") != "waiting" {
-		t.Fatalf("after a passing check: %s", drive.Steps(&v))
+	if v.StepState("check_vendor") != "done" || v.StepState("approve") != "waiting" {
+		t.Fatalf("after a passing check: %s", v.StepStates())
 	}
 	got := checkOf(t, v.Data.Steps["check_vendor"].Check)
 	if got.Verdict != interpreter.VerdictPass || got.Model != drivetest.ModelName || len(got.Questions) != 3 {
@@ -120,8 +119,8 @@ func TestCheck_UnsureGoesToAPerson(t *testing.T) {
 	// Completed with the candidate: no output given.
 	v, w := escalated()
 	cb.ops.ok("decide", decideArgs(v, w, "completed", nil), &v)
-	if stepStateOf(v, "check_vendor") != "done" || v.Data.Steps["check_vendor"].Output["cleared"] != true || v.Data.Steps["check_vendor"].Next != "approve" {
-		t.Fatalf("completed with the candidate: %s %+v", drive.Steps(&v), v.Data.Steps["check_vendor"].Record)
+	if v.StepState("check_vendor") != "done" || v.Data.Steps["check_vendor"].Output["cleared"] != true || v.Data.Steps["check_vendor"].Next != "approve" {
+		t.Fatalf("completed with the candidate: %s %+v", v.StepStates(), v.Data.Steps["check_vendor"].Record)
 	}
 
 	// Completed with their own output: not checked again.
@@ -176,8 +175,8 @@ func TestCheck_EvaluatorErrorsAreRetry(t *testing.T) {
 			cb.agent.refused("submit", args, interpreter.CodeRetry)
 			cb.model.Answers(vendorPass)
 			cb.agent.ok("submit", args, &v)
-			if stepStateOf(v, "check_vendor") != "done" {
-				t.Fatalf("the same requestId after the model came back: %s", drive.Steps(&v))
+			if v.StepState("check_vendor") != "done" {
+				t.Fatalf("the same requestId after the model came back: %s", v.StepStates())
 			}
 			var again view
 			cb.agent.ok("submit", args, &again)

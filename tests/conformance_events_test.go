@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/drive/drivetest"
 	"github.com/baton-run/baton/interpreter"
 )
@@ -21,7 +20,7 @@ func until(t *testing.T, u *user, runID string, limit time.Duration, ok func(vie
 			return v
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after %s the run is %s: %s", limit, v.Run.State, drive.Steps(&v))
+			t.Fatalf("after %s the run is %s: %s", limit, v.Run.State, v.StepStates())
 		}
 		time.Sleep(time.Second)
 	}
@@ -51,12 +50,12 @@ func TestSection3_6_WaitForTimeoutToOnTimeout(t *testing.T) {
 	b := start(t, options{})
 	agent := b.connect(agentID)
 	v := startSrc(t, b, b.connect(personID("mira@example.com")), waitForTimeoutSrc, nil)
-	if stepStateOf(v, "settle") != "waiting" || v.Run.State != "waiting" {
-		t.Fatalf("at start: %s %s", v.Run.State, drive.Steps(&v))
+	if v.StepState("settle") != "waiting" || v.Run.State != "waiting" {
+		t.Fatalf("at start: %s %s", v.Run.State, v.StepStates())
 	}
-	v = until(t, agent, v.Run.ID, 2*time.Minute, func(v view) bool { return stepStateOf(v, "settle") == "done" })
-	if stepStateOf(v, "chase") != "ready" || v.Run.State != "active" {
-		t.Fatalf("after the timeout: %s %s", v.Run.State, drive.Steps(&v))
+	v = until(t, agent, v.Run.ID, 2*time.Minute, func(v view) bool { return v.StepState("settle") == "done" })
+	if v.StepState("chase") != "ready" || v.Run.State != "active" {
+		t.Fatalf("after the timeout: %s %s", v.Run.State, v.StepStates())
 	}
 	d := v.Data.Steps["settle"]
 	if d.By != "server" || d.At == "" || d.Output != nil {
@@ -102,8 +101,8 @@ func TestSection3_5_WaitAndDue(t *testing.T) {
 	mira := b.connect(personID("mira@example.com"))
 	waiting := startSrc(t, b, mira, waitSrc, nil)
 	due := startSrc(t, b, mira, dueSrc, nil)
-	if stepStateOf(waiting, "pause") != "waiting" || waiting.Run.State != "waiting" {
-		t.Fatalf("at start: %s", drive.Steps(&waiting))
+	if waiting.StepState("pause") != "waiting" || waiting.Run.State != "waiting" {
+		t.Fatalf("at start: %s", waiting.StepStates())
 	}
 	if items := agentWork(agent, waiting.Run.ID); len(items) != 0 {
 		t.Fatalf("work listed during a wait: %+v", items)
@@ -120,8 +119,8 @@ func TestSection3_5_WaitAndDue(t *testing.T) {
 		}
 		return false
 	})
-	if stepStateOf(v, "work") != "ready" {
-		t.Fatalf("an overdue step is %s; the work stays open", stepStateOf(v, "work"))
+	if v.StepState("work") != "ready" {
+		t.Fatalf("an overdue step is %s; the work stays open", v.StepState("work"))
 	}
 	if items = agentWork(agent, due.Run.ID); len(items) != 1 || !items[0].Overdue {
 		t.Fatalf("get_work after the due time = %+v, want overdue", items)
@@ -130,8 +129,8 @@ func TestSection3_5_WaitAndDue(t *testing.T) {
 	agent.ok("submit", map[string]any{"token": c.Token, "output": map[string]any{}, "summary": "Late but done.", "requestId": rid()}, &v)
 	drivetest.WantEndedAtFinish(t, parseFor(t, []byte(dueSrc)), &v)
 
-	v = until(t, agent, waiting.Run.ID, time.Minute, func(v view) bool { return stepStateOf(v, "work") == "ready" })
-	if d := v.Data.Steps["pause"]; d.By != "server" || stepStateOf(v, "pause") != "done" {
+	v = until(t, agent, waiting.Run.ID, time.Minute, func(v view) bool { return v.StepState("work") == "ready" })
+	if d := v.Data.Steps["pause"]; d.By != "server" || v.StepState("pause") != "done" {
 		t.Fatalf("the wait recorded %+v, want by server", d.Record)
 	}
 }
@@ -185,8 +184,8 @@ func TestSection3_6_HeldEventsOldestFirst(t *testing.T) {
 	}
 	c := claimStep(agent, v.Run.ID, "prepare")
 	agent.ok("submit", map[string]any{"token": c.Token, "output": map[string]any{}, "summary": "Ready.", "requestId": rid()}, &v)
-	if stepStateOf(v, "first") != "done" || stepStateOf(v, "second") != "done" || stepStateOf(v, "third") != "waiting" {
-		t.Fatalf("after the held events: %s", drive.Steps(&v))
+	if v.StepState("first") != "done" || v.StepState("second") != "done" || v.StepState("third") != "waiting" {
+		t.Fatalf("after the held events: %s", v.StepStates())
 	}
 	first, second := v.Data.Steps["first"], v.Data.Steps["second"]
 	if first.Output["n"] != json.Number("1") || first.By != agentID.ID || second.Output["n"] != json.Number("2") || second.By != operatorID.ID {
@@ -226,12 +225,12 @@ func TestSection3_5_WaitUntil(t *testing.T) {
 	mira := b.connect(personID("mira@example.com"))
 	var v view
 	mira.ok("start_run", map[string]any{"process": "wait-until", "inputs": map[string]any{"at": "2020-02-29T23:59:59-05:00"}, "requestId": rid()}, &v)
-	if stepStateOf(v, "hold") != "done" || stepStateOf(v, "act") != "ready" || v.Data.Steps["hold"].By != "server" {
-		t.Fatalf("a past wait_until: %s", drive.Steps(&v))
+	if v.StepState("hold") != "done" || v.StepState("act") != "ready" || v.Data.Steps["hold"].By != "server" {
+		t.Fatalf("a past wait_until: %s", v.StepStates())
 	}
 	mira.ok("start_run", map[string]any{"process": "wait-until", "inputs": map[string]any{}, "requestId": rid()}, &v)
-	if v.Run.State != "ended" || v.Run.Outcome == nil || *v.Run.Outcome != "failed" || stepStateOf(v, "hold") != "failed" || stepStateOf(v, "act") != "null" {
-		t.Fatalf("a wait_until on a missing value: %+v %s", v.Run, drive.Steps(&v))
+	if v.Run.State != "ended" || v.Run.Outcome == nil || *v.Run.Outcome != "failed" || v.StepState("hold") != "failed" || v.StepState("act") != "null" {
+		t.Fatalf("a wait_until on a missing value: %+v %s", v.Run, v.StepStates())
 	}
 	d := v.Data.Steps["hold"]
 	if d.Decision != "failed" || d.By != "server" || d.Note == nil || *d.Note == "" {
@@ -275,8 +274,8 @@ func TestSection3_5_CancelAndEveryWriteAfterTheEnd(t *testing.T) {
 	if v.Run.State != "cancelled" || v.Run.Outcome != nil || v.Run.Ended == nil || v.Run.Ended.By != operatorID.ID || v.Run.Ended.Note == nil || *v.Run.Ended.Note != "Opened by mistake." {
 		t.Fatalf("after cancel: %+v", v.Run)
 	}
-	if stepStateOf(v, "work") != "cancelled" || stepStateOf(v, "review") != "null" || len(v.WorkItems) != 0 {
-		t.Fatalf("steps after cancel: %s", drive.Steps(&v))
+	if v.StepState("work") != "cancelled" || v.StepState("review") != "null" || len(v.WorkItems) != 0 {
+		t.Fatalf("steps after cancel: %s", v.StepStates())
 	}
 	if items := agentWork(agent, runID); len(items) != 0 {
 		t.Fatalf("work listed on a cancelled run: %+v", items)
@@ -317,8 +316,8 @@ func TestSection3_5_TemporalCancellation(t *testing.T) {
 		t.Fatal(err)
 	}
 	v = until(t, agent, v.Run.ID, 30*time.Second, func(v view) bool { return v.Run.State == "cancelled" })
-	if v.Run.Ended == nil || stepStateOf(v, "work") != "cancelled" || len(v.WorkItems) != 0 {
-		t.Fatalf("after a Temporal cancellation: %+v %s", v.Run, drive.Steps(&v))
+	if v.Run.Ended == nil || v.StepState("work") != "cancelled" || len(v.WorkItems) != 0 {
+		t.Fatalf("after a Temporal cancellation: %+v %s", v.Run, v.StepStates())
 	}
 	agent.refused("claim", map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()}, interpreter.CodeConflict, "run_ended")
 }
@@ -365,8 +364,8 @@ func TestSection3_1_RejectionReworkAndEnd(t *testing.T) {
 	do("polish", "v1 polished")
 	rita.refused("decide", decideArgs(v, itemFor(v, "review"), "rejected", nil), interpreter.CodeInvalid)
 	rita.ok("decide", decideArgs(v, itemFor(v, "review"), "rejected", map[string]any{"note": "Cite the sources."}), &v)
-	if stepStateOf(v, "draft") != "ready" || stepStateOf(v, "polish") != "null" || stepStateOf(v, "review") != "null" || v.Run.State != "active" {
-		t.Fatalf("after the rejection: %s", drive.Steps(&v))
+	if v.StepState("draft") != "ready" || v.StepState("polish") != "null" || v.StepState("review") != "null" || v.Run.State != "active" {
+		t.Fatalf("after the rejection: %s", v.StepStates())
 	}
 	for _, id := range []string{"draft", "polish"} {
 		d := v.Data.Steps[id]

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/baton-run/baton/gateway/auth"
-	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -73,11 +72,11 @@ func TestSection4_RefusedCallsAreNotRecorded(t *testing.T) {
 	agent.refused("submit", sub, interpreter.CodeNotAccepted)
 	sub["output"] = map[string]any{"found": false, "tier": "silver"}
 	agent.ok("submit", sub, &v)
-	if stepStateOf(v, "gather") != "done" {
-		t.Fatalf("after the retried submit: %s", drive.Steps(&v))
+	if v.StepState("gather") != "done" {
+		t.Fatalf("after the retried submit: %s", v.StepStates())
 	}
 	agent.ok("submit", sub, &v)
-	if stepStateOf(v, "gather") != "done" {
+	if v.StepState("gather") != "done" {
 		t.Fatal("a submit replay changed the answer")
 	}
 
@@ -195,13 +194,13 @@ func TestSection6_1_Order(t *testing.T) {
 	agent.ok("escalate", map[string]any{"token": c.Token, "note": "Stuck.", "requestId": rid()}, &v)
 	notReady()
 	v = getRun(agent, runID)
-	if stepStateOf(v, "second") != "null" || stepStateOf(v, "third") != "null" {
-		t.Fatalf("steps became reachable out of order: %s", drive.Steps(&v))
+	if v.StepState("second") != "null" || v.StepState("third") != "null" {
+		t.Fatalf("steps became reachable out of order: %s", v.StepStates())
 	}
 	w := itemFor(v, "first")
 	ops.ok("decide", decideArgs(v, w, "completed", map[string]any{"output": map[string]any{}}), &v)
-	if stepStateOf(v, "second") != "ready" || stepStateOf(v, "third") != "null" {
-		t.Fatalf("after first: %s", drive.Steps(&v))
+	if v.StepState("second") != "ready" || v.StepState("third") != "null" {
+		t.Fatalf("after first: %s", v.StepStates())
 	}
 	agent.refused("claim", map[string]any{"runId": runID, "stepId": "third", "requestId": rid()}, interpreter.CodeConflict, "not_ready")
 }
@@ -306,8 +305,8 @@ func TestSection6_3_Acceptance(t *testing.T) {
 	agent.refused("submit", base(map[string]any{"output": map[string]any{"lines": []any{"a"}, "blob": strings.Repeat("x", 270000)}}), interpreter.CodeNotAccepted, "run data: over 262144 bytes")
 	agent.refused("submit", base(map[string]any{"summary": nil}), interpreter.CodeInvalid, "summary: required")
 	agent.refused("submit", base(map[string]any{"summary": strings.Repeat("s", 2001)}), interpreter.CodeInvalid)
-	if got := getRun(agent, v.Run.ID); stepStateOf(got, "fill") != "claimed" || got.Data.Steps["fill"] != nil {
-		t.Fatalf("refusals changed the run: %s", drive.Steps(&got))
+	if got := getRun(agent, v.Run.ID); got.StepState("fill") != "claimed" || got.Data.Steps["fill"] != nil {
+		t.Fatalf("refusals changed the run: %s", got.StepStates())
 	}
 	agent.ok("submit", base(nil), &v)
 	if d := v.Data.Steps["fill"]; d.Next != "done" || d.Reason != "Fine." || len(d.Evidence) != 2 || d.Evidence[0].SHA256 == "" {

@@ -41,18 +41,6 @@ func getRun(u *user, runID string) view {
 	return v
 }
 
-func stepStateOf(v view, id string) string {
-	for _, s := range v.Steps {
-		if s.ID == id {
-			if s.State == nil {
-				return "null"
-			}
-			return *s.State
-		}
-	}
-	return "absent"
-}
-
 // itemFor returns a copy of the open work item on a step, or nil. A copy,
 // so that decoding the next view into the same variable leaves it alone.
 func itemFor(v view, stepID string) *interpreter.WorkItem {

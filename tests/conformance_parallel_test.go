@@ -3,7 +3,6 @@ package tests
 import (
 	"testing"
 
-	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/drive/drivetest"
 	"github.com/baton-run/baton/interpreter"
 )
@@ -46,8 +45,8 @@ func TestParallel_ForkJoinStalenessAndRework(t *testing.T) {
 	agent.ok("submit", map[string]any{"token": c.Token, "output": map[string]any{"bridge": "br-1"}, "summary": "Bridge open.", "requestId": rid()}, &v)
 
 	// Fork: three items in the same write, the parallel step waiting.
-	if stepStateOf(v, "respond") != "waiting" || len(v.WorkItems) != 3 {
-		t.Fatalf("after activate: %s, %d items", drive.Steps(&v), len(v.WorkItems))
+	if v.StepState("respond") != "waiting" || len(v.WorkItems) != 3 {
+		t.Fatalf("after activate: %s, %d items", v.StepStates(), len(v.WorkItems))
 	}
 	for _, s := range v.Steps {
 		if s.ID == "respond" && s.Kind != interpreter.KindParallel {
@@ -56,8 +55,8 @@ func TestParallel_ForkJoinStalenessAndRework(t *testing.T) {
 	}
 	for step, group := range leads {
 		w := itemFor(v, step)
-		if stepStateOf(v, step) != "waiting" || w == nil || w.AssignedTo.Group != group || w.Due == nil {
-			t.Fatalf("branch %s: %s, item %+v", step, stepStateOf(v, step), w)
+		if v.StepState(step) != "waiting" || w == nil || w.AssignedTo.Group != group || w.Due == nil {
+			t.Fatalf("branch %s: %s, item %+v", step, v.StepState(step), w)
 		}
 		lead := ps.as(personID(group+"@example.com", group))
 		if items := personWork(lead, runID); len(items) != 1 || items[0].WorkItem.StepID != step {
@@ -74,8 +73,8 @@ func TestParallel_ForkJoinStalenessAndRework(t *testing.T) {
 	secLead := ps.as(personID("security-lead@example.com", "security-lead"))
 	comLead := ps.as(personID("communications-lead@example.com", "communications-lead"))
 	opsLead.ok("decide", leadArgs(v, ops, "Service restored."), &v)
-	if stepStateOf(v, "operations") != "done" || stepStateOf(v, "respond") != "waiting" || len(v.WorkItems) != 2 {
-		t.Fatalf("one branch joined early: %s", drive.Steps(&v))
+	if v.StepState("operations") != "done" || v.StepState("respond") != "waiting" || len(v.WorkItems) != 2 {
+		t.Fatalf("one branch joined early: %s", v.StepStates())
 	}
 	secLead.refused("decide", leadArgs(v, sec, "Contained."), interpreter.CodeStale)
 	fresh := getRun(secLead, runID)
@@ -86,19 +85,19 @@ func TestParallel_ForkJoinStalenessAndRework(t *testing.T) {
 
 	// Join: respond done, close_review open for the commander.
 	review := itemFor(v, "close_review")
-	if stepStateOf(v, "respond") != "done" || review == nil || review.AssignedTo.Person != "cmd@example.com" || len(v.WorkItems) != 1 {
-		t.Fatalf("after the last branch: %s, items %+v", drive.Steps(&v), v.WorkItems)
+	if v.StepState("respond") != "done" || review == nil || review.AssignedTo.Person != "cmd@example.com" || len(v.WorkItems) != 1 {
+		t.Fatalf("after the last branch: %s, items %+v", v.StepStates(), v.WorkItems)
 	}
 
 	// Rework from after the join rewinds the region.
 	cmd.ok("decide", decideArgs(v, review, "rejected", map[string]any{"note": "Security exposure is unclear."}), &v)
-	if stepStateOf(v, "respond") != "waiting" || stepStateOf(v, "close_review") != "null" || stepStateOf(v, "activate") != "done" || len(v.WorkItems) != 3 {
-		t.Fatalf("after the rejection: %s, %d items", drive.Steps(&v), len(v.WorkItems))
+	if v.StepState("respond") != "waiting" || v.StepState("close_review") != "null" || v.StepState("activate") != "done" || len(v.WorkItems) != 3 {
+		t.Fatalf("after the rejection: %s, %d items", v.StepStates(), len(v.WorkItems))
 	}
 	for step := range leads {
 		d := v.Data.Steps[step]
-		if stepStateOf(v, step) != "waiting" || d == nil || (d.Record != nil && d.By != "") || len(d.History) != 1 {
-			t.Fatalf("branch %s after the rework: %s, data %+v", step, stepStateOf(v, step), d)
+		if v.StepState(step) != "waiting" || d == nil || (d.Record != nil && d.By != "") || len(d.History) != 1 {
+			t.Fatalf("branch %s after the rework: %s, data %+v", step, v.StepState(step), d)
 		}
 		if w := itemFor(v, step); w == nil || w.Handoff != nil {
 			t.Fatalf("branch %s: a fresh attempt, item %+v", step, w)
@@ -148,13 +147,13 @@ func TestParallel_FailedBranchEndsTheRun(t *testing.T) {
 	agent := b.connect(agentID)
 	rita := b.connect(personID("rita@example.com", "reviewers"))
 	v := startSrc(t, b, rita, parallelFailSrc, nil)
-	if stepStateOf(v, "gather") != "ready" || stepStateOf(v, "look") != "waiting" || v.Run.State != "active" {
-		t.Fatalf("after the fork: %s %s", v.Run.State, drive.Steps(&v))
+	if v.StepState("gather") != "ready" || v.StepState("look") != "waiting" || v.Run.State != "active" {
+		t.Fatalf("after the fork: %s %s", v.Run.State, v.StepStates())
 	}
 	c := claimStep(agent, v.Run.ID, "gather")
 	rita.ok("decide", decideArgs(v, itemFor(v, "look"), "failed", map[string]any{"note": "Wrong incident."}), &v)
-	if v.Run.State != "ended" || *v.Run.Outcome != "failed" || stepStateOf(v, "gather") != "cancelled" || stepStateOf(v, "look") != "failed" || stepStateOf(v, "fork") != "cancelled" {
-		t.Fatalf("after a failed branch: %+v %s", v.Run, drive.Steps(&v))
+	if v.Run.State != "ended" || *v.Run.Outcome != "failed" || v.StepState("gather") != "cancelled" || v.StepState("look") != "failed" || v.StepState("fork") != "cancelled" {
+		t.Fatalf("after a failed branch: %+v %s", v.Run, v.StepStates())
 	}
 	agent.refused("submit", map[string]any{"token": c.Token, "output": map[string]any{}, "summary": "s", "requestId": rid()}, interpreter.CodeConflict, "run_ended")
 }
@@ -200,8 +199,8 @@ func TestParallel_ReworkInsideABranchTouchesNoSibling(t *testing.T) {
 	do("other")
 	do("draft")
 	rita.ok("decide", decideArgs(v, itemFor(v, "check"), "rejected", map[string]any{"note": "Redo the draft."}), &v)
-	if stepStateOf(v, "draft") != "ready" || stepStateOf(v, "check") != "null" || stepStateOf(v, "other") != "done" || stepStateOf(v, "fork") != "waiting" {
-		t.Fatalf("after a rejection inside a branch: %s", drive.Steps(&v))
+	if v.StepState("draft") != "ready" || v.StepState("check") != "null" || v.StepState("other") != "done" || v.StepState("fork") != "waiting" {
+		t.Fatalf("after a rejection inside a branch: %s", v.StepStates())
 	}
 	if d := v.Data.Steps["other"]; len(d.History) != 0 || d.By != agentID.ID {
 		t.Fatalf("the sibling was touched: %+v", d)

@@ -4,7 +4,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/drive/drivetest"
 	"github.com/baton-run/baton/interpreter"
 )
@@ -195,8 +194,8 @@ func TestSection3_4_DecideInvalidCombinations(t *testing.T) {
 	rita.ok("decide", fillArgs(v, task, nil), &v)
 	sign := itemFor(v, "sign")
 	rita.refused("decide", decideArgs(v, sign, "completed", map[string]any{"output": map[string]any{}}), interpreter.CodeInvalid)
-	if got := getRun(rita, v.Run.ID); stepStateOf(got, "sign") != "waiting" {
-		t.Fatalf("refused decisions changed the run: %s", drive.Steps(&got))
+	if got := getRun(rita, v.Run.ID); got.StepState("sign") != "waiting" {
+		t.Fatalf("refused decisions changed the run: %s", got.StepStates())
 	}
 }
 
@@ -240,7 +239,7 @@ func TestSection3_4_FirstDecisionWins(t *testing.T) {
 		t.Fatalf("%d decisions won and %d lost, want 1 and 1", won, lost)
 	}
 	got := getRun(rita, v.Run.ID)
-	if len(got.Data.Steps["fill"].History) != 0 || stepStateOf(got, "fill") != "done" {
+	if len(got.Data.Steps["fill"].History) != 0 || got.StepState("fill") != "done" {
 		t.Fatalf("the step completed twice: %+v", got.Data.Steps["fill"])
 	}
 	if got := personWork(rolf, v.Run.ID); len(got) != 0 {
@@ -359,8 +358,8 @@ func TestSection3_4_PersonPath(t *testing.T) {
 	}
 	starter.refused("decide", decideArgs(v, &items[0].WorkItem, "approved", nil), interpreter.CodeForbidden)
 	boss.ok("decide", decideArgs(v, &items[0].WorkItem, "approved", nil), &v)
-	if v.Run.State != "ended" || *v.Run.Outcome != "failed" || stepStateOf(v, "countersign") != "failed" {
-		t.Fatalf("a person path to nothing: %+v %s", v.Run, drive.Steps(&v))
+	if v.Run.State != "ended" || *v.Run.Outcome != "failed" || v.StepState("countersign") != "failed" {
+		t.Fatalf("a person path to nothing: %+v %s", v.Run, v.StepStates())
 	}
 	if d := v.Data.Steps["countersign"]; d.Decision != "failed" || d.By != "server" || v.Run.Ended.By != "server" {
 		t.Fatalf("the failed step recorded %+v, ended %+v", d.Record, v.Run.Ended)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/baton-run/baton/activities/downstream"
 	"github.com/baton-run/baton/internal/crmtest"
-	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/interpreter"
 )
@@ -197,8 +196,8 @@ func TestTools_RefundStory(t *testing.T) {
 	tb.agent.refused("decide", decideArgs(v, w, "approved", nil), interpreter.CodeForbidden)
 	tb.finOnly.refused("decide", decideArgs(v, w, "approved", nil), interpreter.CodeForbidden)
 	tb.lea.ok("decide", decideArgs(v, w, "approved", nil), &v)
-	if stepStateOf(v, "resolve") != "ready" {
-		t.Fatalf("after the approval: %s", drive.Steps(&v))
+	if v.StepState("resolve") != "ready" {
+		t.Fatalf("after the approval: %s", v.StepStates())
 	}
 
 	c2 := claimStep(tb.a2, v.Run.ID, "resolve")
@@ -223,8 +222,8 @@ func TestTools_RefundStory(t *testing.T) {
 	}
 	tb.a2.ok("submit", map[string]any{"token": c2.Token, "requestId": rid(), "summary": "Refunded 89 EUR after approval.",
 		"output": map[string]any{"ticket": "T-1", "refund": "R-1", "decision": "refunded"}}, &v)
-	if stepStateOf(v, "resolve") != "done" {
-		t.Fatalf("after the submission: %s", drive.Steps(&v))
+	if v.StepState("resolve") != "done" {
+		t.Fatalf("after the submission: %s", v.StepStates())
 	}
 }
 

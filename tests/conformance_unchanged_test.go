@@ -110,8 +110,8 @@ func TestSection6_3_RefusalsChangeNothingGetRunShows(t *testing.T) {
 
 	// The decision prepared before all of it is still current.
 	mira.ok("decide", decideArgs(seen, item, "completed", map[string]any{"output": map[string]any{"fine": true}}), &v)
-	if stepStateOf(v, "review") != "done" {
-		t.Fatalf("review is %s after the decision", stepStateOf(v, "review"))
+	if v.StepState("review") != "done" {
+		t.Fatalf("review is %s after the decision", v.StepState("review"))
 	}
 	agent.ok("submit", goodGather(agent, renewed.Token), &v)
 	if v.Run.State != "ended" {

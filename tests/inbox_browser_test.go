@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/baton-run/baton/internal/drive"
 )
 
 // inboxShots asks the browser test for screenshots, written under a new
@@ -57,7 +55,7 @@ func TestInboxBrowser(t *testing.T) {
 	}, &v)
 	approval := itemFor(v, "approve")
 	if approval == nil {
-		t.Fatalf("no approval after the agent's submission: %s", drive.Steps(&v))
+		t.Fatalf("no approval after the agent's submission: %s", v.StepStates())
 	}
 
 	shots := ""
@@ -173,9 +171,9 @@ func TestInboxBrowser(t *testing.T) {
 	}
 	shot("rework")
 	after := getRun(mira, runID)
-	if stepStateOf(after, "check_vendor") != "ready" || stepStateOf(after, "approve") != "null" ||
+	if after.StepState("check_vendor") != "ready" || after.StepState("approve") != "null" ||
 		after.Data.Steps["approve"].Decision != "rejected" || after.Data.Steps["approve"].By != "mira@example.com" {
-		t.Fatalf("the run did not rework: %s", drive.Steps(&after))
+		t.Fatalf("the run did not rework: %s", after.StepStates())
 	}
 	click("sign out", `header form button[type=submit]`)
 	if !strings.HasPrefix(location(), "/inbox/signin") {
@@ -215,9 +213,9 @@ func TestInboxBrowser(t *testing.T) {
 	shot("completed")
 	after = getRun(mira, runID)
 	rec := after.Data.Steps["check_vendor"]
-	if stepStateOf(after, "check_vendor") != "done" || rec.By != "u_ops" || rec.Output["cleared"] != true ||
+	if after.StepState("check_vendor") != "done" || rec.By != "u_ops" || rec.Output["cleared"] != true ||
 		len(rec.Evidence) != 1 || rec.Evidence[0].Kind != "file" || itemFor(after, "approve") == nil {
-		t.Fatalf("after the operator: %s %+v", drive.Steps(&after), rec.Record)
+		t.Fatalf("after the operator: %s %+v", after.StepStates(), rec.Record)
 	}
 	// The file link on the page works.
 	href, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(`a[href*="/files/`+rec.Evidence[0].Ref+`"]`), "href"))

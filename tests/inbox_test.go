@@ -14,7 +14,6 @@ import (
 
 	"github.com/baton-run/baton/activities"
 	"github.com/baton-run/baton/gateway/auth"
-	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -253,7 +252,7 @@ func TestInboxTaskForm(t *testing.T) {
 	if !strings.Contains(fieldBlock(t, form, "total"), `value="12,5"`) {
 		t.Fatal("the typed total was not kept")
 	}
-	if after := getRun(mcp, v.Run.ID); stepStateOf(after, "fill") != "waiting" || len(after.WorkItems) != 1 || after.Run.UpdatedAt != v.Run.UpdatedAt {
+	if after := getRun(mcp, v.Run.ID); after.StepState("fill") != "waiting" || len(after.WorkItems) != 1 || after.Run.UpdatedAt != v.Run.UpdatedAt {
 		t.Fatalf("a refused decision changed the run: %+v", after.Run)
 	}
 
@@ -277,7 +276,7 @@ func TestInboxTaskForm(t *testing.T) {
 	}
 	after := getRun(mcp, v.Run.ID)
 	rec := after.Data.Steps["fill"]
-	if stepStateOf(after, "fill") != "done" || rec.Output["total"] != json.Number("12.50") || rec.Output["tier"] != "gold" ||
+	if after.StepState("fill") != "done" || rec.Output["total"] != json.Number("12.50") || rec.Output["tier"] != "gold" ||
 		rec.Output["checked"] != true || len(rec.Output["tags"].([]any)) != 2 || rec.Output["memo"] != nil ||
 		rec.Next != "sign" || rec.Reason != "All figures found." || rec.By != "rita@example.com" || len(rec.Evidence) != 1 {
 		t.Fatalf("run data after the decision: %+v", rec.Record)
@@ -381,9 +380,9 @@ func TestInboxApproval(t *testing.T) {
 		t.Fatalf("the rejection: %d at %s\n%s", p.status, p.url, p.body)
 	}
 	after := getRun(reviewer, v.Run.ID)
-	if stepStateOf(after, "fill") != "waiting" || stepStateOf(after, "sign") != "null" || len(after.Data.Steps["fill"].History) != 1 ||
+	if after.StepState("fill") != "waiting" || after.StepState("sign") != "null" || len(after.Data.Steps["fill"].History) != 1 ||
 		after.Data.Steps["sign"].Decision != "rejected" || *after.Data.Steps["sign"].Note != "Total looks low; recount." {
-		t.Fatalf("after the rejection: %s", drive.Steps(&after))
+		t.Fatalf("after the rejection: %s", after.StepStates())
 	}
 	if !p.has("Total looks low; recount.") || !p.has("History: 1 earlier completion") {
 		t.Fatalf("the run page does not show the rework:\n%s", p.body)

@@ -9,7 +9,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/baton-run/baton/gateway"
-	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -63,8 +62,8 @@ func TestHeldEventsCannotBrickARun(t *testing.T) {
 			t.Fatalf("event %d: message %q does not name the limit", i+1, e.Message)
 		}
 	}
-	if got := getRun(agent, runID); got.Run.State != "active" || stepStateOf(got, "work") != "ready" {
-		t.Fatalf("after the refused events the run is %s: %s", got.Run.State, drive.Steps(&got))
+	if got := getRun(agent, runID); got.Run.State != "active" || got.StepState("work") != "ready" {
+		t.Fatalf("after the refused events the run is %s: %s", got.Run.State, got.StepStates())
 	}
 
 	// Events without data take no room, but a run holds at most
@@ -80,7 +79,7 @@ func TestHeldEventsCannotBrickARun(t *testing.T) {
 	c := claimStep(agent, runID, "work")
 	agent.ok("submit", plainSubmit(c), &v)
 	if v.Run.State != "ended" || v.Run.Outcome == nil || *v.Run.Outcome != "ok" {
-		t.Fatalf("after the work the run is %s: %s", v.Run.State, drive.Steps(&v))
+		t.Fatalf("after the work the run is %s: %s", v.Run.State, v.StepStates())
 	}
 	if got := v.Data.Steps["wait_paid"].Output["blob"]; got != data["blob"] {
 		t.Fatalf("wait_paid recorded %.40v…", got)
@@ -146,7 +145,7 @@ func TestLargestRunContinuesAsNew(t *testing.T) {
 		agent.ok("escalate", map[string]any{"token": c.Token, "note": "Please look.", "requestId": rid()}, &v)
 		w := itemFor(v, "edit")
 		if w == nil {
-			t.Fatalf("round %d: no escalation: %s", round, drive.Steps(&v))
+			t.Fatalf("round %d: no escalation: %s", round, v.StepStates())
 		}
 		ops.ok("decide", decideArgs(v, w, "returned", map[string]any{"note": "Go on."}), &v)
 		d, err := b.temporal.DescribeWorkflowExecution(ctx, runID, "")
@@ -173,12 +172,12 @@ func TestLargestRunContinuesAsNew(t *testing.T) {
 		t.Fatal("the run never continued as new")
 	}
 	if got := getRun(agent, runID); got.Run.State != "active" || got.Data.Inputs["page"] != page {
-		t.Fatalf("after continue-as-new the run is %s: %s", got.Run.State, drive.Steps(&got))
+		t.Fatalf("after continue-as-new the run is %s: %s", got.Run.State, got.StepStates())
 	}
 	c := claimStep(agent, runID, "edit")
 	agent.ok("submit", plainSubmit(c), &v)
 	if v.Run.State != "ended" {
-		t.Fatalf("the run is %s: %s", v.Run.State, drive.Steps(&v))
+		t.Fatalf("the run is %s: %s", v.Run.State, v.StepStates())
 	}
 }
 

@@ -495,7 +495,8 @@ func TestOrgs_SameRequestIDAtOnce(t *testing.T) {
 		if !ca.OK || !cb.OK || bytes.Equal(ca.Data, cb.Data) {
 			t.Fatalf("one claim requestId in both: A %s %+v, B %s %+v", ca.Data, ca.Error, cb.Data, cb.Error)
 		}
-		if stepStateOf(getRun(ob.agentA, va.Run.ID), "work") != "claimed" || stepStateOf(getRun(ob.agentB, vb.Run.ID), "work") != "claimed" {
+		ra, rb := getRun(ob.agentA, va.Run.ID), getRun(ob.agentB, vb.Run.ID)
+		if ra.StepState("work") != "claimed" || rb.StepState("work") != "claimed" {
 			t.Fatal("a claim of one organization did not take its own run")
 		}
 	}
@@ -544,8 +545,8 @@ func TestOrgs_DefaultOrganizationKeepsItsRecords(t *testing.T) {
 		if r := u.call("claim", claimArgs); !r.OK {
 			t.Errorf("claim replayed as %+v: %+v", u.id, r.Error)
 		}
-		if got := stepStateOf(getRun(u, v.Run.ID), "work"); got != "claimed" {
-			t.Errorf("the old run as %+v: work %s", u.id, got)
+		if after := getRun(u, v.Run.ID); after.StepState("work") != "claimed" {
+			t.Errorf("the old run as %+v: work %s", u.id, after.StepState("work"))
 		}
 		var procs struct {
 			Items []struct {

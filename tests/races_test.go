@@ -33,7 +33,7 @@ func TestRacingDecisionsTakeOne(t *testing.T) {
 	winner := oneWins(t, results, "already_decided")
 	got := getRun(starter, v.Run.ID)
 	rec := got.Data.Steps["fill"]
-	if len(rec.History) != 0 || stepStateOf(got, "fill") != "done" || rec.Record == nil || rec.By != members[winner].id.ID {
+	if len(rec.History) != 0 || got.StepState("fill") != "done" || rec.Record == nil || rec.By != members[winner].id.ID {
 		t.Fatalf("fill after the race: %+v, want done once by %s", rec, members[winner].id.ID)
 	}
 }
@@ -100,8 +100,8 @@ func TestRacingClaimsTakeOne(t *testing.T) {
 		return agents[i].call("claim", map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()})
 	})
 	oneWins(t, results, "claimed_by_other")
-	if got := stepStateOf(getRun(starter, v.Run.ID), "work"); got != "claimed" {
-		t.Fatalf("work after the race: %s, want claimed", got)
+	if after := getRun(starter, v.Run.ID); after.StepState("work") != "claimed" {
+		t.Fatalf("work after the race: %s, want claimed", after.StepState("work"))
 	}
 }
 

@@ -234,10 +234,10 @@ func (w *Walk) Continue(ctx context.Context, d Driver, v *interpreter.View) (*in
 			idle = 0
 		} else {
 			if idle++; idle > maxIdle {
-				return nil, fmt.Errorf("%s: the run is stuck, %d rounds with nothing to do; steps: %s", w.Process.Name, maxIdle, Steps(v))
+				return nil, fmt.Errorf("%s: the run is stuck, %d rounds with nothing to do; steps: %s", w.Process.Name, maxIdle, v.StepStates())
 			}
 			if err := w.Idle(ctx); err != nil {
-				return nil, fmt.Errorf("%s: waiting with steps %s: %w", w.Process.Name, Steps(v), err)
+				return nil, fmt.Errorf("%s: waiting with steps %s: %w", w.Process.Name, v.StepStates(), err)
 			}
 		}
 		if v, err = d.GetRun(ctx, w.Agent, runID); err != nil {
@@ -247,7 +247,7 @@ func (w *Walk) Continue(ctx context.Context, d Driver, v *interpreter.View) (*in
 			return nil, err
 		}
 	}
-	return nil, fmt.Errorf("%s: the run did not end in %d rounds; steps: %s", w.Process.Name, w.Rounds, Steps(v))
+	return nil, fmt.Errorf("%s: the run did not end in %d rounds; steps: %s", w.Process.Name, w.Rounds, v.StepStates())
 }
 
 // readyAgentSteps returns the agent steps the view shows ready.
@@ -533,23 +533,4 @@ func (w *Walk) events(ctx context.Context, d Driver, v *interpreter.View) (bool,
 		acted = true
 	}
 	return acted, nil
-}
-
-// Steps describes a view's step states, for messages.
-func Steps(v *interpreter.View) string {
-	if v == nil {
-		return "(no view)"
-	}
-	var b strings.Builder
-	for i, s := range v.Steps {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		st := "null"
-		if s.State != nil {
-			st = *s.State
-		}
-		fmt.Fprintf(&b, "%s=%s", s.ID, st)
-	}
-	return b.String()
 }

@@ -20,7 +20,7 @@ func (r *caseRun) expect(a *Action, v *interpreter.View, out result) *Failure {
 		return f
 	}
 	if e.State != "" && v.Run.State != e.State {
-		return failAt(e.Pos, "run state "+e.State, "run state "+v.Run.State+" (steps: "+describeSteps(v)+")")
+		return failAt(e.Pos, "run state "+e.State, "run state "+v.Run.State+" (steps: "+v.StepStates()+")")
 	}
 	if e.Outcome != nil {
 		got := "no outcome"
@@ -28,7 +28,7 @@ func (r *caseRun) expect(a *Action, v *interpreter.View, out result) *Failure {
 			got = "outcome " + *v.Run.Outcome
 		}
 		if v.Run.Outcome == nil || *v.Run.Outcome != *e.Outcome {
-			return failAt(e.Pos, "outcome "+*e.Outcome, got+", run "+v.Run.State+" (steps: "+describeSteps(v)+")")
+			return failAt(e.Pos, "outcome "+*e.Outcome, got+", run "+v.Run.State+" (steps: "+v.StepStates()+")")
 		}
 	}
 	for _, kv := range e.Steps {
@@ -196,21 +196,6 @@ func show(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
-}
-
-func describeSteps(v *interpreter.View) string {
-	var b strings.Builder
-	for i, s := range v.Steps {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		st := "null"
-		if s.State != nil {
-			st = *s.State
-		}
-		fmt.Fprintf(&b, "%s=%s", s.ID, st)
-	}
-	return b.String()
 }
 
 func readySteps(v *interpreter.View) []string {

@@ -121,7 +121,7 @@ func (w *walker) run(env Env, inputs map[string]any, taken map[Route]bool) {
 			})
 		}
 		if len(options) == 0 {
-			w.endless = "the run waits with nothing anyone can do and nothing scheduled; steps: " + describeSteps(v)
+			w.endless = "the run waits with nothing anyone can do and nothing scheduled; steps: " + v.StepStates()
 			return
 		}
 		if !options[w.rng.IntN(len(options))]() {
@@ -129,7 +129,7 @@ func (w *walker) run(env Env, inputs map[string]any, taken map[Route]bool) {
 		}
 	}
 	v, _ := t.View()
-	w.endless = fmt.Sprintf("the run did not end in %d actions; steps: %s", walkBound, describeSteps(v))
+	w.endless = fmt.Sprintf("the run did not end in %d actions; steps: %s", walkBound, v.StepStates())
 }
 
 // try runs an action and keeps it in the trail; it returns the refusal.

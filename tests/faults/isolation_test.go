@@ -178,7 +178,7 @@ func TestOrgIsolation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := drive.Steps(after); got != "work=claimed, check=null, done=null" {
+	if got := after.StepStates(); got != "work=claimed, check=null, done=null" {
 		t.Errorf("%s's claimed run after %s's calls: %s", org, otherOrg, got)
 	}
 	after, err = a.GetRun(ctx, agent, in.deciding)

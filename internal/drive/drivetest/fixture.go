@@ -64,7 +64,7 @@ func Processes(t testing.TB, names []string) drive.Processes {
 // server with no note, with every step settled and no work left.
 func EndedAtFinish(p *interpreter.Process, v *interpreter.View) error {
 	if v.Run.State != string(interpreter.RunEnded) || v.Run.Outcome == nil || !isFinish(p, *v.Run.Outcome) {
-		return fmt.Errorf("%s ended %s with outcome %v, want a finish outcome; steps: %s", p.Name, v.Run.State, v.Run.Outcome, drive.Steps(v))
+		return fmt.Errorf("%s ended %s with outcome %v, want a finish outcome; steps: %s", p.Name, v.Run.State, v.Run.Outcome, v.StepStates())
 	}
 	if v.Run.Ended == nil || v.Run.Ended.By != "server" || v.Run.Ended.Note != nil {
 		return fmt.Errorf("ended = %+v, want by server with a null note", v.Run.Ended)
