@@ -146,11 +146,16 @@ func (d *deployment) startPostgres(ctx context.Context) error {
 
 // restartPostgres stops PostgreSQL (fast shutdown: every session is cut),
 // keeps it down for down, and starts it again on the same data and port.
-func (d *deployment) restartPostgres(ctx context.Context, down time.Duration) error {
+// during, when given, runs while it is down.
+func (d *deployment) restartPostgres(ctx context.Context, down time.Duration, during func()) error {
 	if err := d.pg.Stop(); err != nil {
 		return err
 	}
-	time.Sleep(down)
+	begin := time.Now()
+	if during != nil {
+		during()
+	}
+	time.Sleep(down - time.Since(begin))
 	return d.startPostgres(ctx)
 }
 
