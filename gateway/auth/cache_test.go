@@ -156,3 +156,43 @@ func TestCachedDevIssuer(t *testing.T) {
 		}
 	}
 }
+
+// 64 callers at once with 8 tokens, past a cache of 4: every one gets its
+// own identity and the cache stays within its size (run with -race).
+func TestCachedVerifierAtOnce(t *testing.T) {
+	d := newTestDevIssuer(t)
+	c := &verifierCache{v: d.Verify, ttl: time.Minute, size: 4, now: time.Now, m: map[[32]byte]cachedToken{}}
+	toks := make([]string, 8)
+	for i := range toks {
+		tok, err := d.Issue(Identity{ID: fmt.Sprintf("a_%d", i), Kind: KindAgent}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		toks[i] = tok
+	}
+	errs := make(chan error, 64)
+	for i := range 64 {
+		go func() {
+			for j := range 20 {
+				k := (i + j) % len(toks)
+				id, _, err := c.verify(context.Background(), toks[k])
+				if err == nil && id.ID != fmt.Sprintf("a_%d", k) {
+					err = fmt.Errorf("token %d verified as %s", k, id.ID)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 64 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(c.m) > 4 {
+		t.Errorf("the cache holds %d entries, more than its size 4", len(c.m))
+	}
+}
