@@ -310,10 +310,23 @@ type reply struct {
 // success or error.
 func (u *user) call(tool string, args map[string]any) reply {
 	u.t.Helper()
+	return u.check(tool, u.send(tool, args))
+}
+
+// send makes one tool call and returns its result unchecked: the round
+// trip alone, which a benchmark times apart from the checks.
+func (u *user) send(tool string, args map[string]any) *mcp.CallToolResult {
+	u.t.Helper()
 	res, err := u.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		u.t.Fatalf("%s: %v", tool, err)
 	}
+	return res
+}
+
+// check checks a tool result as call does and returns its envelope.
+func (u *user) check(tool string, res *mcp.CallToolResult) reply {
+	u.t.Helper()
 	text := res.Content[0].(*mcp.TextContent).Text
 	var r reply
 	if err := interpreter.DecodeExact([]byte(text), &r); err != nil {
@@ -359,7 +372,13 @@ func (u *user) checkOutput(tool string, res *mcp.CallToolResult) {
 // ok calls a tool that must succeed and decodes its data into out.
 func (u *user) ok(tool string, args map[string]any, out any) {
 	u.t.Helper()
-	r := u.call(tool, args)
+	u.succeeded(tool, u.call(tool, args), out)
+}
+
+// succeeded fails the test unless r is a success, and decodes its data
+// into out.
+func (u *user) succeeded(tool string, r reply, out any) {
+	u.t.Helper()
 	if !r.OK {
 		u.t.Fatalf("%s as %s: refused: %+v", tool, u.id.ID, r.Error)
 	}
