@@ -186,6 +186,7 @@ type Gateway struct {
 	tokens   *auth.ClaimTokens
 	files    *auth.FileURLs
 	server   *mcp.Server
+	impl     *mcp.Implementation // the server's name and version, as results name it
 	toolList []*tool
 	tools    map[interpreter.Tool]*tool
 	queue    *runQueue
@@ -230,7 +231,8 @@ func New(s *store.Store, runs *workflows.Client, verify auth.Verifier, opts *Opt
 	if g.files, err = auth.NewFileURLs(auth.DeriveKey(g.opts.Secret, "file-urls"), g.opts.BaseURL, g.opts.FileURLTTL); err != nil {
 		return nil, err
 	}
-	g.server = mcp.NewServer(&mcp.Implementation{Name: "baton", Version: Version}, &mcp.ServerOptions{
+	g.impl = &mcp.Implementation{Name: "baton", Version: Version}
+	g.server = mcp.NewServer(g.impl, &mcp.ServerOptions{
 		Instructions: "Baton runs agentprocess processes. Call describe first, then get_work to find steps to claim.",
 	})
 	g.server.AddReceivingMiddleware(refuseLargeBodies)
@@ -280,15 +282,23 @@ func (g *Gateway) Org() string {
 
 // Handler serves /mcp (bearer tokens required), the RFC 9728 metadata
 // document and signed file links.
-func (g *Gateway) Handler() http.Handler {
+func (g *Gateway) Handler() http.Handler { return g.handler(true) }
+
+// handler is Handler with tool calls answered directly (direct.go) or,
+// for the test that compares the two, all by the MCP SDK.
+func (g *Gateway) handler(direct bool) http.Handler {
 	metadataURL := g.opts.BaseURL + "/.well-known/oauth-protected-resource"
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
 		JSONResponse:        true,
 		MaxRequestBodyBytes: int64(g.opts.MaxUploadBytes)*4/3 + 1<<20,
 	})
+	var calls http.Handler = mcpHandler
+	if direct {
+		calls = g.direct(mcpHandler)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", auth.Middleware(g.verify, metadataURL, g.opts.Scopes, g.opts.Logger)(g.limitPerIdentity(limitBodies(mcpHandler, g.opts.MaxUploadBytes))))
+	mux.Handle("/mcp", auth.Middleware(g.verify, metadataURL, g.opts.Scopes, g.opts.Logger)(g.limitPerIdentity(limitBodies(calls, g.opts.MaxUploadBytes))))
 	mux.Handle("/.well-known/oauth-protected-resource", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers, g.opts.Scopes))
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.MetadataHandler(g.opts.BaseURL+"/mcp", g.opts.AuthServers, g.opts.Scopes))
 	mux.HandleFunc("GET /files/{id}", g.serveFile)
