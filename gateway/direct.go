@@ -159,7 +159,9 @@ func (g *Gateway) plainCall(h http.Header, body []byte) (directCall, bool) {
 		return directCall{}, false
 	}
 	t := g.tools[interpreter.Tool(params.Name)]
-	if t == nil || (params.Arguments != nil && !isObject(params.Arguments)) {
+	// Arguments are an object, or none (left out or null), which serve
+	// reads as {} under the SDK too.
+	if t == nil || (params.Arguments != nil && string(params.Arguments) != "null" && !isObject(params.Arguments)) {
 		return directCall{}, false
 	}
 	version := h.Get("Mcp-Protocol-Version")

@@ -72,6 +72,7 @@ func TestDirectCallsAnswerAsTheSDK(t *testing.T) {
 		{name: "new protocol", version: "2026-07-28", body: call(`1`, `{"name":"describe","arguments":{},`+newMeta+`}`), direct: true},
 		{name: "string id", version: "2026-07-28", body: call(`"c-1"`, `{"name":"describe","arguments":{},`+newMeta+`}`), direct: true},
 		{name: "no arguments", version: "2026-07-28", body: call(`7`, `{"name":"describe",`+newMeta+`}`), direct: true},
+		{name: "null arguments", version: "2026-07-28", body: call(`8`, `{"name":"describe","arguments":null,`+newMeta+`}`), direct: true},
 		{name: "a refusal", version: "2026-07-28", tool: "get_run", body: call(`2`, `{"name":"get_run","arguments":{"runId":"r_<none>&"},`+newMeta+`}`), direct: true},
 		{name: "invalid arguments", version: "2026-07-28", tool: "claim", body: call(`3`, `{"name":"claim","arguments":{"runId":5},`+newMeta+`}`), direct: true},
 		{name: "a listing", version: "2026-07-28", tool: "list_runs", body: call(`4`, `{"name":"list_runs","arguments":{"limit":5},`+newMeta+`}`), direct: true},
@@ -209,6 +210,8 @@ func TestDirectCallsOfTheSDKClient(t *testing.T) {
 	defer cs.Close()
 	for _, p := range []*mcp.CallToolParams{
 		{Name: "describe"},
+		{Name: "describe", Arguments: map[string]any{}},
+		{Name: "describe", Arguments: map[string]any(nil)}, // "arguments":null
 		{Name: "get_run", Arguments: map[string]any{"runId": "r_none"}},
 		{Name: "list_runs", Arguments: map[string]any{"process": "p", "limit": 3}},
 		{Name: "claim", Arguments: map[string]any{"runId": 1}},
@@ -237,8 +240,8 @@ func TestDirectCallsOfTheSDKClient(t *testing.T) {
 			t.Errorf("direct answered\n%s\nthe SDK\n%s", s.answer, want.body)
 		}
 	}
-	if calls != 4 {
-		t.Errorf("recorded %d tool calls, want 4", calls)
+	if calls != 6 {
+		t.Errorf("recorded %d tool calls, want 6", calls)
 	}
 }
 
@@ -251,4 +254,41 @@ func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	req.Header.Set("Authorization", "Bearer "+b.token)
 	return b.next.RoundTrip(req)
+}
+
+// BenchmarkDescribeCall is one describe over HTTP, as the SDK's client
+// sends it, answered directly and by the SDK: the transport's own cost.
+func BenchmarkDescribeCall(b *testing.B) {
+	bd := setup(b, nil)
+	tok := bd.token(b, testAgent)
+	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"describe","arguments":{},` + newMeta + `}}`
+	for _, path := range []struct {
+		name   string
+		direct bool
+	}{{"direct", true}, {"sdk", false}} {
+		b.Run(path.name, func(b *testing.B) {
+			srv := httptest.NewServer(bd.g.handler(path.direct))
+			defer srv.Close()
+			h := http.Header{}
+			h.Set("Authorization", "Bearer "+tok)
+			h.Set("Content-Type", "application/json")
+			h.Set("Accept", "application/json, text/event-stream")
+			h.Set("Mcp-Protocol-Version", "2026-07-28")
+			h.Set("Mcp-Method", "tools/call")
+			h.Set("Mcp-Name", "describe")
+			for b.Loop() {
+				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
+				req.Header = h.Clone()
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+			}
+		})
+	}
 }
