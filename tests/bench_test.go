@@ -64,16 +64,8 @@ func (l latencies) report(b *testing.B) {
 	}
 }
 
-// BenchmarkToolLatency measures claim, submit and decide over HTTP, each a
-// full tool call (auth, schema check, idempotency record, Temporal update,
-// read-model write), next to four reference points on the same server:
-// describe (HTTP, MCP and auth only), a claim and a held event sent
-// straight to a ProcessRun on Temporal (the workflow and its read-model
-// write without the gateway: workflow-claim, workflow-update), and a bare
-// workflow's no-op update (Temporal's floor). Run it on a quiet machine.
-func BenchmarkToolLatency(b *testing.B) {
-	bt := start(b, options{})
-	bt.publish(`---
+// benchSrc is the benchmarks' process: one agent step and one approval.
+const benchSrc = `---
 name: bench
 description: One agent step and one approval.
 steps:
@@ -87,7 +79,18 @@ steps:
   - id: done
     finish: ok
 ---
-`)
+`
+
+// BenchmarkToolLatency measures claim, submit and decide over HTTP, each a
+// full tool call (auth, schema check, idempotency record, Temporal update,
+// read-model write), next to four reference points on the same server:
+// describe (HTTP, MCP and auth only), a claim and a held event sent
+// straight to a ProcessRun on Temporal (the workflow and its read-model
+// write without the gateway: workflow-claim, workflow-update), and a bare
+// workflow's no-op update (Temporal's floor). Run it on a quiet machine.
+func BenchmarkToolLatency(b *testing.B) {
+	bt := start(b, options{})
+	bt.publish(benchSrc)
 	agent := bt.connect(agentID)
 	ann := bt.connect(personID("ann@example.com", "reviewers"))
 
