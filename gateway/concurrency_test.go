@@ -111,6 +111,20 @@ func TestLimitPerIdentity(t *testing.T) {
 	}
 	stalled()
 	stalled()
+	// Both uploads hold their slots before the third request: one sent
+	// while the second upload was still arriving would take its slot,
+	// and the upload would be the one refused.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b.g.perIdentity.mu.Lock()
+		held := b.g.perIdentity.n[string(greedy.Kind)+"\x00"+greedy.ID]
+		b.g.perIdentity.mu.Unlock()
+		if held == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stalled uploads hold %d slots, want 2", held)
+		}
+	}
 	describe := func(id auth.Identity) (*http.Response, string) {
 		resp, err := b.post(t, srv.URL, id, strings.NewReader(toolCall(`{"name":"describe","arguments":{}}`)))
 		if err != nil {
@@ -120,23 +134,16 @@ func TestLimitPerIdentity(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp, string(body)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		resp, body := describe(greedy)
-		if resp.StatusCode == http.StatusTooManyRequests {
-			var e interpreter.Error
-			if err := json.Unmarshal([]byte(body), &e); err != nil || e.Code != interpreter.CodeRetry || resp.Header.Get("Retry-After") == "" {
-				t.Fatalf("third request: %s, Retry-After %q; want the tool error retry", body, resp.Header.Get("Retry-After"))
-			}
-			if err := spectest.ValidateErr("tool-error.json", json.RawMessage(body)); err != nil {
-				t.Fatalf("refusal does not match tool-error: %v", err)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a third request of the same identity got %d, want 429 while two are in flight", resp.StatusCode)
-		}
-		time.Sleep(20 * time.Millisecond) // the stalled uploads are still arriving
+	resp, body := describe(greedy)
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a third request of the same identity got %d, want 429 while two are in flight", resp.StatusCode)
+	}
+	var e interpreter.Error
+	if err := json.Unmarshal([]byte(body), &e); err != nil || e.Code != interpreter.CodeRetry || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("third request: %s, Retry-After %q; want the tool error retry", body, resp.Header.Get("Retry-After"))
+	}
+	if err := spectest.ValidateErr("tool-error.json", json.RawMessage(body)); err != nil {
+		t.Fatalf("refusal does not match tool-error: %v", err)
 	}
 	if resp, body := describe(auth.Identity{ID: "a_other", Kind: auth.KindAgent}); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"result"`) {
 		t.Fatalf("another identity: %d %.200s; want served", resp.StatusCode, body)
