@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -194,7 +195,7 @@ func decodeKeys(b []byte, v any, keys ...string) bool {
 	for dec.More() {
 		tok, err := dec.Token()
 		k, ok := tok.(string)
-		if err != nil || !ok || seen[k] || !contains(keys, k) {
+		if err != nil || !ok || seen[k] || !slices.Contains(keys, k) {
 			return false
 		}
 		seen[k] = true
@@ -210,15 +211,6 @@ func decodeKeys(b []byte, v any, keys ...string) bool {
 		return false
 	}
 	return json.Unmarshal(b, v) == nil
-}
-
-func contains(keys []string, k string) bool {
-	for _, key := range keys {
-		if k == key {
-			return true
-		}
-	}
-	return false
 }
 
 func isObject(b json.RawMessage) bool {
