@@ -151,9 +151,9 @@ func (g *Gateway) plainCall(h http.Header, body []byte) (directCall, bool) {
 		return directCall{}, false
 	}
 	var params struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      json.RawMessage `json:"_meta"`
+		Name      string                     `json:"name"`
+		Arguments json.RawMessage            `json:"arguments"`
+		Meta      map[string]json.RawMessage `json:"_meta"` // an object, or none
 	}
 	if !decodeKeys(msg.Params, &params, "name", "arguments", "_meta") {
 		return directCall{}, false
@@ -218,17 +218,9 @@ func isObject(b json.RawMessage) bool {
 }
 
 // metaProtocolVersion is the protocol version a call's _meta names ("" for
-// none); it reports false for a _meta that is not an object, or whose
-// version is not a string.
-func metaProtocolVersion(meta json.RawMessage) (string, bool) {
-	if meta == nil {
-		return "", true
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(meta, &m) != nil || m == nil {
-		return "", false
-	}
-	raw, ok := m[mcp.MetaKeyProtocolVersion]
+// none); it reports false for a version that is not a string.
+func metaProtocolVersion(meta map[string]json.RawMessage) (string, bool) {
+	raw, ok := meta[mcp.MetaKeyProtocolVersion]
 	if !ok {
 		return "", true
 	}
@@ -242,13 +234,9 @@ func metaProtocolVersion(meta json.RawMessage) (string, bool) {
 // plainMeta reports whether a new-protocol call's _meta holds what the
 // SDK requires of it: the client's capabilities, an object of objects,
 // and its name, when given, an implementation.
-func plainMeta(meta json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(meta, &m) != nil {
-		return false
-	}
+func plainMeta(meta map[string]json.RawMessage) bool {
 	var caps map[string]json.RawMessage
-	if json.Unmarshal(m[mcp.MetaKeyClientCapabilities], &caps) != nil || caps == nil {
+	if json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &caps) != nil || caps == nil {
 		return false
 	}
 	for _, v := range caps {
@@ -260,10 +248,10 @@ func plainMeta(meta json.RawMessage) bool {
 		mcp.ClientCapabilities
 		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 	}
-	if json.Unmarshal(m[mcp.MetaKeyClientCapabilities], &typed) != nil {
+	if json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &typed) != nil {
 		return false
 	}
-	if info, ok := m[mcp.MetaKeyClientInfo]; ok {
+	if info, ok := meta[mcp.MetaKeyClientInfo]; ok {
 		var impl mcp.Implementation
 		if !isObject(info) || json.Unmarshal(info, &impl) != nil {
 			return false

@@ -22,7 +22,7 @@ type exchange struct {
 	body   []byte
 }
 
-func send(t *testing.T, url string, header http.Header, host, body string) exchange {
+func send(t testing.TB, url string, header http.Header, host, body string) exchange {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
 	if err != nil {
@@ -46,6 +46,30 @@ func send(t *testing.T, url string, header http.Header, host, body string) excha
 	return exchange{resp.StatusCode, h, b}
 }
 
+// bothPaths is one gateway served twice, with tool calls answered
+// directly and all through the SDK, and a token of testAgent.
+func bothPaths(t testing.TB) (b bundle, direct, sdk *httptest.Server, token string) {
+	t.Helper()
+	b = setup(t, nil)
+	direct = httptest.NewServer(b.g.handler(true))
+	t.Cleanup(direct.Close)
+	sdk = httptest.NewServer(b.g.handler(false))
+	t.Cleanup(sdk.Close)
+	return b, direct, sdk, b.token(t, testAgent)
+}
+
+// newHeader is a tools/call's headers in protocol version 2026-07-28.
+func newHeader(token, tool string) http.Header {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+token)
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	h.Set("Mcp-Protocol-Version", "2026-07-28")
+	h.Set("Mcp-Method", "tools/call")
+	h.Set("Mcp-Name", tool)
+	return h
+}
+
 const newMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`
 
 // Every request to /mcp gets the same answer, its status, headers (but
@@ -53,12 +77,7 @@ const newMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"
 // directly or the MCP SDK answers it; and the direct path takes exactly
 // the plain tool calls.
 func TestDirectCallsAnswerAsTheSDK(t *testing.T) {
-	b := setup(t, nil)
-	direct := httptest.NewServer(b.g.handler(true))
-	t.Cleanup(direct.Close)
-	sdk := httptest.NewServer(b.g.handler(false))
-	t.Cleanup(sdk.Close)
-	tok := b.token(t, testAgent)
+	b, direct, sdk, tok := bothPaths(t)
 
 	type request struct {
 		name                  string
@@ -118,25 +137,19 @@ func TestDirectCallsAnswerAsTheSDK(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := http.Header{}
-			h.Set("Authorization", "Bearer "+tok)
-			h.Set("Content-Type", "application/json")
-			h.Set("Accept", "application/json, text/event-stream")
-			if c.version != "-" {
-				h.Set("Mcp-Protocol-Version", c.version)
-			}
-			method, tool := c.method, c.tool
-			if method == "" {
-				method = "tools/call"
-			}
+			tool := c.tool
 			if tool == "" {
 				tool = "describe"
 			}
-			if method != "-" {
-				h.Set("Mcp-Method", method)
-			}
-			if tool != "-" {
-				h.Set("Mcp-Name", tool)
+			h := newHeader(tok, tool)
+			for key, v := range map[string]string{"Mcp-Protocol-Version": c.version, "Mcp-Method": c.method, "Mcp-Name": c.tool} {
+				switch v {
+				case "":
+				case "-":
+					h.Del(key)
+				default:
+					h.Set(key, v)
+				}
 			}
 			if c.edit != nil {
 				c.edit(h)
@@ -161,10 +174,12 @@ func TestDirectCallsAnswerAsTheSDK(t *testing.T) {
 	}
 }
 
-// recorder keeps every request an MCP client sends, and its answer.
+// recorder keeps every request an MCP client sends with its bearer
+// token, and its answer.
 type recorder struct {
-	mu   sync.Mutex
-	sent []recorded
+	token string
+	mu    sync.Mutex
+	sent  []recorded
 }
 
 type recorded struct {
@@ -174,6 +189,8 @@ type recorded struct {
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+r.token)
 	var body []byte
 	if req.Body != nil {
 		body, _ = io.ReadAll(req.Body)
@@ -195,15 +212,9 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // its tool calls answered directly, and each answer is the one the SDK
 // gives the same request.
 func TestDirectCallsOfTheSDKClient(t *testing.T) {
-	b := setup(t, nil)
-	direct := httptest.NewServer(b.g.handler(true))
-	t.Cleanup(direct.Close)
-	sdk := httptest.NewServer(b.g.handler(false))
-	t.Cleanup(sdk.Close)
-	tok := b.token(t, testAgent)
-
-	rec := &recorder{}
-	httpClient := &http.Client{Transport: bearer{tok, rec}}
+	b, direct, sdk, tok := bothPaths(t)
+	rec := &recorder{token: tok}
+	httpClient := &http.Client{Transport: rec}
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	ctx := context.Background()
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: direct.URL + "/mcp", HTTPClient: httpClient}, nil)
@@ -248,50 +259,23 @@ func TestDirectCallsOfTheSDKClient(t *testing.T) {
 	}
 }
 
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(req)
-}
-
 // BenchmarkDescribeCall is one describe over HTTP, as the SDK's client
 // sends it, answered directly and by the SDK: the transport's own cost.
 func BenchmarkDescribeCall(b *testing.B) {
-	bd := setup(b, nil)
-	tok := bd.token(b, testAgent)
+	_, direct, sdk, tok := bothPaths(b)
 	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"describe","arguments":{},` + newMeta + `}}`
-	for _, path := range []struct {
-		name   string
-		direct bool
-	}{{"direct", true}, {"sdk", false}} {
-		b.Run(path.name, func(b *testing.B) {
-			srv := httptest.NewServer(bd.g.handler(path.direct))
-			defer srv.Close()
-			h := http.Header{}
-			h.Set("Authorization", "Bearer "+tok)
-			h.Set("Content-Type", "application/json")
-			h.Set("Accept", "application/json, text/event-stream")
-			h.Set("Mcp-Protocol-Version", "2026-07-28")
-			h.Set("Mcp-Method", "tools/call")
-			h.Set("Mcp-Name", "describe")
+	h := newHeader(tok, "describe")
+	for _, srv := range []struct {
+		name string
+		url  string
+	}{{"direct", direct.URL}, {"sdk", sdk.URL}} {
+		b.Run(srv.name, func(b *testing.B) {
 			for b.Loop() {
-				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
-				req.Header = h.Clone()
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					b.Fatalf("status %d", resp.StatusCode)
+				if got := send(b, srv.url, h, "", body); got.status != http.StatusOK {
+					b.Fatalf("status %d", got.status)
 				}
 			}
 		})
 	}
 }
+

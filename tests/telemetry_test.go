@@ -21,17 +21,23 @@ import (
 	"github.com/baton-run/baton/interpreter"
 )
 
-// One tool call is one trace: the request's span, the tool's span under
-// it, the Temporal update under that (the client's call, the workflow's
-// validator and handler), and the read-model write the handler waits for.
-func TestOneToolCallIsOneTrace(t *testing.T) {
+// startTraced starts a Baton whose spans end in the recorder it returns.
+func startTraced(t testing.TB) (*baton, *tracetest.SpanRecorder) {
+	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	tr, err := telemetry.NewTracing(context.Background(), &telemetry.TracingOptions{Processor: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
-	b := start(t, options{tracing: tr})
+	return start(t, options{tracing: tr}), rec
+}
+
+// One tool call is one trace: the request's span, the tool's span under
+// it, the Temporal update under that (the client's call, the workflow's
+// validator and handler), and the read-model write the handler waits for.
+func TestOneToolCallIsOneTrace(t *testing.T) {
+	b, rec := startTraced(t)
 	b.publish(supplierSrc)
 	agent := b.connect(agentID)
 	mira := b.connect(personID("mira@example.com", "finance-approver"))

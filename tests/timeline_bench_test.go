@@ -1,15 +1,12 @@
 package tests
 
 import (
-	"context"
 	"sort"
 	"testing"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/baton-run/baton/internal/telemetry"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -31,13 +28,7 @@ import (
 // Tracing adds its own cost to each leg, so the legs add up to a little
 // more than BenchmarkToolLatency's times.
 func BenchmarkWriteTimeline(b *testing.B) {
-	rec := tracetest.NewSpanRecorder()
-	tr, err := telemetry.NewTracing(context.Background(), &telemetry.TracingOptions{Processor: rec})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
-	bt := start(b, options{tracing: tr})
+	bt, rec := startTraced(b)
 	bt.publish(benchSrc)
 	agent := bt.connect(agentID)
 	ann := bt.connect(personID("ann@example.com", "reviewers"))
