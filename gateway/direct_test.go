@@ -3,6 +3,9 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -108,6 +111,8 @@ func TestDirectCallsAnswerAsTheSDK(t *testing.T) {
 		{name: "no method header", version: "2026-07-28", method: "-", body: call(`1`, `{"name":"describe","arguments":{},`+newMeta+`}`)},
 		{name: "no name header", version: "2026-07-28", tool: "-", body: call(`1`, `{"name":"describe","arguments":{},`+newMeta+`}`)},
 		{name: "meta version differs", version: "2026-07-28", body: call(`1`, `{"name":"describe","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-08-01","io.modelcontextprotocol/clientCapabilities":{}}}`)},
+		{name: "meta a string", version: "2026-07-28", body: call(`1`, `{"name":"describe","arguments":{},"_meta":"x"}`)},
+		{name: "null meta", version: "2025-11-25", body: call(`1`, `{"name":"describe","arguments":{},"_meta":null}`), direct: true},
 		{name: "no meta", version: "2026-07-28", body: call(`1`, `{"name":"describe","arguments":{}}`)},
 		{name: "no capabilities", version: "2026-07-28", body: call(`1`, `{"name":"describe","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)},
 		{name: "capabilities not objects", version: "2026-07-28", body: call(`1`, `{"name":"describe","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":5}}}`)},
@@ -279,3 +284,33 @@ func BenchmarkDescribeCall(b *testing.B) {
 	}
 }
 
+// An upload over MaxRequestBytes in protocol version 2026-07-28, its
+// length not said in advance, is read by the direct path up to the limit
+// and handed to the SDK whole: its file is stored with its bytes' hash.
+func TestDirectHandsLargeUploadsToTheSDK(t *testing.T) {
+	_, direct, _, tok := bothPaths(t)
+	content := bytes.Repeat([]byte("0123456789abcdef"), (MaxRequestBytes+MaxRequestBytes/2)/16)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"upload",` + newMeta + `,"arguments":` + uploadArgs(content, "up-large") + `}}`
+	req, err := http.NewRequest(http.MethodPost, direct.URL+"/mcp", io.MultiReader(strings.NewReader(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = newHeader(tok, "upload")
+	if req.ContentLength > 0 {
+		t.Fatal("the body's length is known")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := callResult(t, resp)
+	var file struct {
+		SHA256 string `json:"sha256"`
+	}
+	if !env.OK || json.Unmarshal(env.Data, &file) != nil {
+		t.Fatalf("the upload was not stored: %+v %s", env.Error, env.Data)
+	}
+	if sum := sha256.Sum256(content); file.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("stored sha256 %s, want that of the %d bytes sent", file.SHA256, len(content))
+	}
+}
