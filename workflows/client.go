@@ -78,6 +78,7 @@ func (c *Client) StartRun(ctx context.Context, in Input) (json.RawMessage, error
 		in.Mode = interpreter.ModeLive
 	}
 	in.RunID = RunID(in.Org, in.RequestID)
+	in.Lean = true // see changeLeanStart
 	// The machine checks the start before anything is recorded.
 	m, err := interpreter.StartRun(in.Start, time.Now())
 	if err != nil {

@@ -29,6 +29,10 @@ type Input struct {
 	// in the Temporal UI; empty without an inbox.
 	InboxURL  string     `json:"inboxUrl,omitempty"`
 	Continued *Continued `json:"continued,omitempty"`
+	// Lean says the run begins as version 1 of changeLeanStart without
+	// recording so: every start sets it (Client.StartRun), and a run
+	// continued as new keeps it.
+	Lean bool `json:"lean,omitempty"`
 }
 
 // Continued carries a run across continue-as-new: the machine's state and

@@ -42,6 +42,15 @@ const changeOrgAttribute = "org-search-attribute"
 // command that Temporal writes, and every upsert also a visibility write:
 // a run began with three markers and five upserts, and now begins with one
 // of each, the upsert being the SDK's TemporalChangeVersion.
+//
+// A run whose input says Lean is version 1 without asking, and so begins
+// with neither: GetVersion's marker costs a history event and its
+// TemporalChangeVersion upsert a visibility write, for a version every
+// start since has had. The input is in the run's first event, so every
+// replay reads it as the first task did. When a worker of the version
+// before took a Lean run's first task, it asked, and recorded version 1
+// with its marker and upsert; the SDK's replay skips those where no
+// GetVersion asks for them (testdata/*-lean-older-worker.json).
 const changeLeanStart = "lean-start"
 
 // deadlineTimer is the one workflow timer set to the machine's next
@@ -118,7 +127,7 @@ type runner struct {
 // ProcessRun runs one run of a pinned process until it ends.
 func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 	r := &runner{in: in}
-	lean := workflow.GetVersion(ctx, changeLeanStart, workflow.DefaultVersion, 1) == 1
+	lean := in.Lean || workflow.GetVersion(ctx, changeLeanStart, workflow.DefaultVersion, 1) == 1
 	r.records = lean || workflow.GetVersion(ctx, changeRunRecordsRequests, workflow.DefaultVersion, 1) == 1
 	now := workflow.Now(ctx)
 	if in.Continued != nil {
