@@ -5,8 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/client"
 
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/drive"
@@ -71,5 +74,64 @@ func TestBenchPhases(t *testing.T) {
 	bt.connect(personID(member.ID, member.Groups...)).ok("get_work", map[string]any{"limit": 50}, &personWork)
 	if len(agentWork.Items) != 6 || len(personWork.Items) != 4 {
 		t.Errorf("get_work lists %d steps for the agent and %d items for the person; want 6 and 4", len(agentWork.Items), len(personWork.Items))
+	}
+}
+
+// baton bench --rounds: the full phase and its bare shape run in turn,
+// round after round, and the report holds each round's ratio.
+func TestBenchRounds(t *testing.T) {
+	bt := start(t, options{})
+	src, err := os.ReadFile(filepath.Join("..", "examples", "bench", "PROCESS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bt.publish(string(src))
+	proc, err := interpreter.Parse(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := func(w drive.Who) (string, error) {
+		return bt.issuer.Issue(auth.Identity{ID: w.ID, Kind: auth.Kind(w.Kind), Groups: w.Groups}, time.Hour)
+	}
+	c, err := temporal.NewClient(context.Background(), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var out strings.Builder
+	rep, err := load.Run(context.Background(), load.Options{
+		URL: bt.url + "/mcp", Token: token, Process: proc, Runs: 3, Concurrency: 2, Rounds: 3,
+		Phases: []string{"full"}, Bare: &load.Bare{Client: c}, Out: &out,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range rep.Phases {
+		names = append(names, p.Name)
+		if p.Runs != 3 || p.Failed != 0 {
+			t.Errorf("%s: %d runs, %d failed; want 3, none failed", p.Name, p.Runs, p.Failed)
+		}
+		want := map[string]int{"start_run": 3, "claim": 3, "submit": 3, "decide": 3}
+		switch {
+		case p.Name == "bare-starts":
+			want = map[string]int{"bare-start": 3}
+		case strings.HasPrefix(p.Name, "bare-full"):
+			want = map[string]int{"bare-start": 3, "bare-update": 9}
+		}
+		for name, n := range want {
+			if len(p.Calls[name]) != n {
+				t.Errorf("%s: %d %s calls timed; want %d", p.Name, len(p.Calls[name]), name, n)
+			}
+		}
+	}
+	if got, want := strings.Join(names, ", "), "full, bare-starts, bare-full, full 2, bare-full 2, full 3, bare-full 3"; got != want {
+		t.Errorf("phases %s; want %s", got, want)
+	}
+	if rs := rep.FullRatios(); len(rs) != 3 || rs[0] <= 0 || rs[1] <= 0 || rs[2] <= 0 {
+		t.Errorf("ratios by round %v; want three", rep.FullRatios())
+	}
+	if !strings.Contains(out.String(), "median of 3 rounds: ") {
+		t.Errorf("the report has no median of the rounds:\n%s", out.String())
 	}
 }

@@ -31,7 +31,10 @@ runs until a person has their work item and leaves them open; the
 listings then time get_work and list_runs as that person too. Prints runs/s, writes/s and p50/p99 per tool. With
 --temporal-address it also does the same shapes straight against that
 Temporal server with no-op handlers, and prints Baton's figures as ratios
-of those. With --pid it reports that process's resident memory.
+of those; --rounds N then repeats the full runs and their bare shape in
+turn N-1 times more and prints the ratio of each round and their median,
+which a machine whose speed drifts between phases needs. With --pid it
+reports that process's resident memory.
 
 The process (--process-file) must be published on the server and need no
 waits; examples/bench is one: baton dev --processes examples/bench.
@@ -46,7 +49,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	var (
 		url, data, processFile, agentTok, personTok, temporalAddr, namespace string
 		compression                                                          string
-		runs, concurrency, pid, samples, handed                              int
+		runs, concurrency, pid, samples, handed, rounds                      int
 		phases                                                               string
 	)
 	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -64,6 +67,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	intFlag(fl, &concurrency, "concurrency", 32, "clients at once")
 	intFlag(fl, &pid, "pid", 0, "Baton process whose resident memory to report")
 	intFlag(fl, &samples, "samples", 200, "get_work and list_runs calls to time")
+	intFlag(fl, &rounds, "rounds", 1, "times the full phase runs, each followed by the bare full shape with --temporal-address")
 	intFlag(fl, &handed, "handed", 0, "runs the handed phase walks to a person's work item and leaves open (default --runs)")
 	stringFlag(fl, &phases, "phases", "starts,listings,full", "phases to run, of starts, handed, listings and full (the bare comparison runs with --temporal-address)")
 	if err := fl.Parse(args); err != nil {
@@ -91,7 +95,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	o := load.Options{URL: url, Token: token, Process: proc, Runs: runs, Concurrency: concurrency, PID: pid, Samples: samples, Handed: handed, Out: stdout,
+	o := load.Options{URL: url, Token: token, Process: proc, Runs: runs, Concurrency: concurrency, PID: pid, Samples: samples, Handed: handed, Rounds: rounds, Out: stdout,
 		Phases: strings.Split(phases, ",")}
 	if temporalAddr != "" {
 		// The bare comparison compresses as Baton's own clients do.

@@ -28,6 +28,10 @@ type Bare struct {
 	Client client.Client
 	// TaskQueue is the bare workflow's. Default: a fresh one.
 	TaskQueue string
+
+	queue string
+	w     worker.Worker
+	open  []string // workflows of the starts shape, waiting
 }
 
 const bareUpdate = "noop"
@@ -50,67 +54,71 @@ func randomID() string {
 	return hex.EncodeToString(b)
 }
 
-func (b *Bare) run(ctx context.Context, o *Options) ([]*Phase, error) {
+// start starts the bare worker, on a task queue of its own unless
+// TaskQueue names one; stop stops it and ends the workflows the starts
+// shape left waiting.
+func (b *Bare) start() error {
 	if b.Client == nil {
-		return nil, fmt.Errorf("load: Bare.Client is required")
+		return fmt.Errorf("load: Bare.Client is required")
 	}
-	queue := b.TaskQueue
-	if queue == "" {
-		queue = "baton-bench-bare-" + randomID()
+	b.queue = b.TaskQueue
+	if b.queue == "" {
+		b.queue = "baton-bench-bare-" + randomID()
 	}
 	// The bare worker polls as Baton's does, so that the two differ only
 	// in what a run does.
-	w := worker.New(b.Client, queue, workflows.WorkerOptions(0))
-	w.RegisterWorkflowWithOptions(BareWorkflow, workflow.RegisterOptions{Name: "BatonBenchBare"})
-	if err := w.Start(); err != nil {
-		return nil, fmt.Errorf("bare worker: %w", err)
+	b.w = worker.New(b.Client, b.queue, workflows.WorkerOptions(0))
+	b.w.RegisterWorkflowWithOptions(BareWorkflow, workflow.RegisterOptions{Name: "BatonBenchBare"})
+	if err := b.w.Start(); err != nil {
+		return fmt.Errorf("bare worker: %w", err)
 	}
-	defer w.Stop()
+	return nil
+}
 
-	var phases []*Phase
-	var open []string
-	var openMu sync.Mutex
-	for _, shape := range []struct {
-		name    string
-		updates int
-	}{{"bare-starts", 0}, {"bare-full", 3}} {
-		t := newTimings()
-		var next, failed atomic.Int64
-		var firstErr atomic.Value
-		var wg sync.WaitGroup
-		begin := time.Now()
-		for c := 0; c < o.Concurrency; c++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for next.Add(1) <= int64(o.Runs) && ctx.Err() == nil {
-					id, err := b.one(ctx, queue, shape.updates, t)
-					if err != nil {
-						failed.Add(1)
-						firstErr.CompareAndSwap(nil, err)
-						continue
-					}
-					if shape.updates == 0 {
-						openMu.Lock()
-						open = append(open, id)
-						openMu.Unlock()
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		p := &Phase{Name: shape.name, Runs: o.Runs, Failed: int(failed.Load()), Elapsed: time.Since(begin), Calls: t.d, Errors: t.err, RSS: o.rss()}
-		if err, _ := firstErr.Load().(error); err != nil {
-			fmt.Fprintf(o.Out, "%s: %d of %d failed; the first: %v\n", shape.name, p.Failed, p.Runs, err)
-		}
-		phases = append(phases, p)
-		o.print(p)
-	}
+func (b *Bare) stop(ctx context.Context) {
 	// The started-only workflows wait for updates that never come.
-	for _, id := range open {
+	for _, id := range b.open {
 		_ = b.Client.TerminateWorkflow(ctx, id, "", "bench done")
 	}
-	return phases, ctx.Err()
+	b.open = nil
+	b.w.Stop()
+}
+
+// phase runs Options.Runs bare runs of updates updates each (0: started
+// and left open) from Options.Concurrency clients, as the phase name.
+func (b *Bare) phase(ctx context.Context, o *Options, name string, updates int) *Phase {
+	t := newTimings()
+	var next, failed atomic.Int64
+	var firstErr atomic.Value
+	var openMu sync.Mutex
+	var wg sync.WaitGroup
+	begin := time.Now()
+	for c := 0; c < o.Concurrency; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(o.Runs) && ctx.Err() == nil {
+				id, err := b.one(ctx, b.queue, updates, t)
+				if err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+					continue
+				}
+				if updates == 0 {
+					openMu.Lock()
+					b.open = append(b.open, id)
+					openMu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	p := &Phase{Name: name, Runs: o.Runs, Failed: int(failed.Load()), Elapsed: time.Since(begin), Calls: t.d, Errors: t.err, RSS: o.rss()}
+	if err, _ := firstErr.Load().(error); err != nil {
+		fmt.Fprintf(o.Out, "%s: %d of %d failed; the first: %v\n", name, p.Failed, p.Runs, err)
+	}
+	o.print(p)
+	return p
 }
 
 // one starts a bare workflow with its first update and sends it updates

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,6 +55,10 @@ type Options struct {
 	// person has a work item, then leaves open, so that the listings show
 	// a person with many items. Default Runs.
 	Handed int
+	// Rounds is how many times the full phase runs, each time followed by
+	// Bare's full shape when Bare is set (the phases "full 2",
+	// "bare-full 2" and so on after the first). Default 1.
+	Rounds int
 }
 
 func (o *Options) phase(name string) bool {
@@ -80,6 +85,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Samples <= 0 {
 		o.Samples = 200
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 1
 	}
 	if o.Handed <= 0 {
 		o.Handed = o.Runs
@@ -164,13 +172,21 @@ var errHanded = errors.New("handed to a person")
 // handed when asked for (Handed runs walked to a person's work item), the
 // listings with those runs open (get_work and list_runs, one at a time),
 // full runs (Runs runs started and walked to their end at Concurrency) and,
-// with Bare, the same two shapes against Temporal alone. It prints the
+// with Bare, the same two shapes against Temporal alone; then, for Rounds
+// above 1, full runs and Bare's full shape again in turn. It prints the
 // report as it goes.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
 	rep := &Report{}
+	if o.Bare != nil {
+		// Started first, so that every phase runs beside its idle pollers.
+		if err := o.Bare.start(); err != nil {
+			return rep, err
+		}
+		defer o.Bare.stop(context.WithoutCancel(ctx))
+	}
 	transport := &http.Transport{MaxIdleConns: 4 * o.Concurrency, MaxIdleConnsPerHost: 4 * o.Concurrency, IdleConnTimeout: time.Minute}
 	defer transport.CloseIdleConnections()
 	newDriver := func(t *timings) *drive.MCP {
@@ -260,30 +276,72 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.print(lp)
 	}
 
-	// Full runs.
-	if o.phase("full") {
+	// Full runs, and the same shape against Temporal alone; with Rounds,
+	// the two again in turn, so that a machine's drift over the run
+	// weighs on both alike.
+	full := func(name string) error {
 		t := newTimings()
-		p, err := o.parallel(ctx, "full", t, func(ctx context.Context, d *drive.MCP) error {
+		p, err := o.parallel(ctx, name, t, func(ctx context.Context, d *drive.MCP) error {
 			w := drive.Walk{Process: o.Process, Idle: func(context.Context) error { return errors.New("the run waits on time; bench a process without waits") }}
 			_, err := w.Run(ctx, d)
 			return err
 		}, newDriver)
 		if err != nil {
-			return rep, err
+			return err
 		}
 		rep.Phases = append(rep.Phases, p)
 		o.print(p)
+		return nil
 	}
-
-	if o.Bare != nil {
-		bp, err := o.Bare.run(ctx, &o)
-		rep.Phases = append(rep.Phases, bp...)
-		if err != nil {
+	if o.phase("full") {
+		if err := full("full"); err != nil {
 			return rep, err
 		}
+	}
+	if o.Bare != nil {
+		rep.Phases = append(rep.Phases, o.Bare.phase(ctx, &o, "bare-starts", 0), o.Bare.phase(ctx, &o, "bare-full", 3))
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+	}
+	for r := 2; r <= o.Rounds && o.phase("full"); r++ {
+		if err := full(roundName("full", r)); err != nil {
+			return rep, err
+		}
+		if o.Bare != nil {
+			rep.Phases = append(rep.Phases, o.Bare.phase(ctx, &o, roundName("bare-full", r), 3))
+			if err := ctx.Err(); err != nil {
+				return rep, err
+			}
+		}
+	}
+	if o.Bare != nil {
 		o.ratios(rep)
 	}
 	return rep, nil
+}
+
+// roundName is a phase's name in round r: the first round's has no number.
+func roundName(name string, r int) string {
+	if r <= 1 {
+		return name
+	}
+	return fmt.Sprintf("%s %d", name, r)
+}
+
+// FullRatios returns, round by round, Baton's full runs a second over the
+// bare ones; a round without both phases is left out.
+func (r *Report) FullRatios() []float64 {
+	var out []float64
+	for i := 1; ; i++ {
+		full, bare := r.Phase(roundName("full", i)), r.Phase(roundName("bare-full", i))
+		if full == nil && bare == nil {
+			return out
+		}
+		if full != nil && bare != nil && bare.RunsPerSecond() > 0 {
+			out = append(out, full.RunsPerSecond()/bare.RunsPerSecond())
+		}
+	}
 }
 
 // parallel runs one(ctx, driver) Runs times from Concurrency clients, each
@@ -387,6 +445,19 @@ func (o *Options) ratios(r *Report) {
 	fmt.Fprintln(o.Out, "\n== ratios")
 	if full != nil && bare != nil && bare.RunsPerSecond() > 0 {
 		fmt.Fprintf(o.Out, "  full runs/s over MCP / bare: %.2f\n", full.RunsPerSecond()/bare.RunsPerSecond())
+	}
+	if rs := r.FullRatios(); len(rs) > 1 {
+		fmt.Fprint(o.Out, "  by round:")
+		for _, x := range rs {
+			fmt.Fprintf(o.Out, " %.2f", x)
+		}
+		sorted := slices.Clone(rs)
+		slices.Sort(sorted)
+		m := sorted[len(sorted)/2]
+		if len(sorted)%2 == 0 {
+			m = (sorted[len(sorted)/2-1] + m) / 2
+		}
+		fmt.Fprintf(o.Out, "; median of %d rounds: %.2f\n", len(rs), m)
 	}
 	if starts != nil && bareStarts != nil && bareStarts.RunsPerSecond() > 0 {
 		fmt.Fprintf(o.Out, "  starts/s over MCP / bare: %.2f\n", starts.RunsPerSecond()/bareStarts.RunsPerSecond())
