@@ -17,11 +17,9 @@ import (
 	"github.com/baton-run/baton/interpreter"
 )
 
-// baton bench's phases on a real Baton: starts leave runs at the agent's
-// step, handed leaves runs at a person's work item, and the listings time
-// get_work and list_runs as the agent and as that person, who sees the
-// handed runs' items.
-func TestBenchPhases(t *testing.T) {
+// startBench starts a Baton with examples/bench published, and returns it,
+// the process and a token source for load.Options.
+func startBench(t *testing.T) (*baton, *interpreter.Process, func(drive.Who) (string, error)) {
 	bt := start(t, options{})
 	src, err := os.ReadFile(filepath.Join("..", "examples", "bench", "PROCESS.md"))
 	if err != nil {
@@ -35,6 +33,15 @@ func TestBenchPhases(t *testing.T) {
 	token := func(w drive.Who) (string, error) {
 		return bt.issuer.Issue(auth.Identity{ID: w.ID, Kind: auth.Kind(w.Kind), Groups: w.Groups}, time.Hour)
 	}
+	return bt, proc, token
+}
+
+// baton bench's phases on a real Baton: starts leave runs at the agent's
+// step, handed leaves runs at a person's work item, and the listings time
+// get_work and list_runs as the agent and as that person, who sees the
+// handed runs' items.
+func TestBenchPhases(t *testing.T) {
+	bt, proc, token := startBench(t)
 	rep, err := load.Run(context.Background(), load.Options{
 		URL: bt.url + "/mcp", Token: token, Process: proc, Runs: 6, Handed: 4, Concurrency: 2, Samples: 3,
 		Phases: []string{"starts", "handed", "listings"}, Out: io.Discard,
@@ -80,19 +87,7 @@ func TestBenchPhases(t *testing.T) {
 // baton bench --rounds: the full phase and its bare shape run in turn,
 // round after round, and the report holds each round's ratio.
 func TestBenchRounds(t *testing.T) {
-	bt := start(t, options{})
-	src, err := os.ReadFile(filepath.Join("..", "examples", "bench", "PROCESS.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bt.publish(string(src))
-	proc, err := interpreter.Parse(src, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := func(w drive.Who) (string, error) {
-		return bt.issuer.Issue(auth.Identity{ID: w.ID, Kind: auth.Kind(w.Kind), Groups: w.Groups}, time.Hour)
-	}
+	bt, proc, token := startBench(t)
 	c, err := temporal.NewClient(context.Background(), client.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -14,6 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/workflows"
 )
 
@@ -86,39 +86,20 @@ func (b *Bare) stop(ctx context.Context) {
 
 // phase runs Options.Runs bare runs of updates updates each (0: started
 // and left open) from Options.Concurrency clients, as the phase name.
-func (b *Bare) phase(ctx context.Context, o *Options, name string, updates int) *Phase {
+func (b *Bare) phase(ctx context.Context, o *Options, name string, updates int) (*Phase, error) {
 	t := newTimings()
-	var next, failed atomic.Int64
-	var firstErr atomic.Value
 	var openMu sync.Mutex
-	var wg sync.WaitGroup
-	begin := time.Now()
-	for c := 0; c < o.Concurrency; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= int64(o.Runs) && ctx.Err() == nil {
-				id, err := b.one(ctx, b.queue, updates, t)
-				if err != nil {
-					failed.Add(1)
-					firstErr.CompareAndSwap(nil, err)
-					continue
-				}
-				if updates == 0 {
-					openMu.Lock()
-					b.open = append(b.open, id)
-					openMu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	p := &Phase{Name: name, Runs: o.Runs, Failed: int(failed.Load()), Elapsed: time.Since(begin), Calls: t.d, Errors: t.err, RSS: o.rss()}
-	if err, _ := firstErr.Load().(error); err != nil {
-		fmt.Fprintf(o.Out, "%s: %d of %d failed; the first: %v\n", name, p.Failed, p.Runs, err)
-	}
+	p, err := o.parallel(ctx, name, t, func(ctx context.Context, _ *drive.MCP) error {
+		id, err := b.one(ctx, b.queue, updates, t)
+		if err == nil && updates == 0 {
+			openMu.Lock()
+			b.open = append(b.open, id)
+			openMu.Unlock()
+		}
+		return err
+	}, nil)
 	o.print(p)
-	return p
+	return p, err
 }
 
 // one starts a bare workflow with its first update and sends it updates

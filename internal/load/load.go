@@ -298,9 +298,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return rep, err
 		}
 	}
+	bare := func(name string, updates int) error {
+		p, err := o.Bare.phase(ctx, &o, name, updates)
+		rep.Phases = append(rep.Phases, p)
+		return err
+	}
 	if o.Bare != nil {
-		rep.Phases = append(rep.Phases, o.Bare.phase(ctx, &o, "bare-starts", 0), o.Bare.phase(ctx, &o, "bare-full", 3))
-		if err := ctx.Err(); err != nil {
+		if err := bare("bare-starts", 0); err != nil {
+			return rep, err
+		}
+		if err := bare("bare-full", 3); err != nil {
 			return rep, err
 		}
 	}
@@ -309,8 +316,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return rep, err
 		}
 		if o.Bare != nil {
-			rep.Phases = append(rep.Phases, o.Bare.phase(ctx, &o, roundName("bare-full", r), 3))
-			if err := ctx.Err(); err != nil {
+			if err := bare(roundName("bare-full", r), 3); err != nil {
 				return rep, err
 			}
 		}
@@ -345,7 +351,7 @@ func (r *Report) FullRatios() []float64 {
 }
 
 // parallel runs one(ctx, driver) Runs times from Concurrency clients, each
-// with a driver of its own.
+// with a driver of its own (nil without newDriver).
 func (o *Options) parallel(ctx context.Context, name string, t *timings, one func(context.Context, *drive.MCP) error, newDriver func(*timings) *drive.MCP) (*Phase, error) {
 	var next, failed atomic.Int64
 	var firstErr atomic.Value
@@ -355,8 +361,11 @@ func (o *Options) parallel(ctx context.Context, name string, t *timings, one fun
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d := newDriver(t)
-			defer d.Close()
+			var d *drive.MCP
+			if newDriver != nil {
+				d = newDriver(t)
+				defer d.Close()
+			}
 			for next.Add(1) <= int64(o.Runs) && ctx.Err() == nil {
 				if err := one(ctx, d); err != nil {
 					failed.Add(1)
