@@ -193,18 +193,25 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return drive.NewMCP(o.URL, o.Token, &drive.MCPOptions{Transport: transport, Timed: t.add})
 	}
 
-	// Starts.
-	if o.phase("starts") {
-		t := newTimings()
-		p, err := o.parallel(ctx, "starts", t, func(ctx context.Context, d *drive.MCP) error {
-			_, err := d.Start(ctx, drive.WalkStarter, o.Process.Name, interpreter.Samples(o.Process.Inputs), "")
-			return err
-		}, newDriver)
+	// measure runs one phase over MCP as oo says, and reports it.
+	measure := func(oo *Options, name string, one func(context.Context, *drive.MCP) error) error {
+		p, err := oo.parallel(ctx, name, newTimings(), one, newDriver)
 		if err != nil {
-			return rep, err
+			return err
 		}
 		rep.Phases = append(rep.Phases, p)
 		o.print(p)
+		return nil
+	}
+
+	// Starts.
+	if o.phase("starts") {
+		if err := measure(&o, "starts", func(ctx context.Context, d *drive.MCP) error {
+			_, err := d.Start(ctx, drive.WalkStarter, o.Process.Name, interpreter.Samples(o.Process.Inputs), "")
+			return err
+		}); err != nil {
+			return rep, err
+		}
 	}
 
 	// Runs handed to a person: each walked until a person has its work
@@ -212,10 +219,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	var person *drive.Who
 	var personMu sync.Mutex
 	if o.phase("handed") {
-		t := newTimings()
 		ho := o
 		ho.Runs = o.Handed
-		p, err := ho.parallel(ctx, "handed", t, func(ctx context.Context, d *drive.MCP) error {
+		if err := measure(&ho, "handed", func(ctx context.Context, d *drive.MCP) error {
 			w := drive.Walk{Process: o.Process, Check: func(_ string, v any) error {
 				if view, ok := v.(*interpreter.View); ok && len(view.WorkItems) > 0 {
 					who := drive.DefaultMember(view.WorkItems[0])
@@ -233,12 +239,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				return err
 			}
 			return nil
-		}, newDriver)
-		if err != nil {
+		}); err != nil {
 			return rep, err
 		}
-		rep.Phases = append(rep.Phases, p)
-		o.print(p)
 	}
 
 	// Listings with the started runs open, as the agent and, after the
@@ -280,18 +283,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// the two again in turn, so that a machine's drift over the run
 	// weighs on both alike.
 	full := func(name string) error {
-		t := newTimings()
-		p, err := o.parallel(ctx, name, t, func(ctx context.Context, d *drive.MCP) error {
+		return measure(&o, name, func(ctx context.Context, d *drive.MCP) error {
 			w := drive.Walk{Process: o.Process, Idle: func(context.Context) error { return errors.New("the run waits on time; bench a process without waits") }}
 			_, err := w.Run(ctx, d)
 			return err
-		}, newDriver)
-		if err != nil {
-			return err
-		}
-		rep.Phases = append(rep.Phases, p)
-		o.print(p)
-		return nil
+		})
 	}
 	if o.phase("full") {
 		if err := full("full"); err != nil {
