@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -26,29 +27,62 @@ func bareWorkflow(ctx workflow.Context) error {
 	return workflow.Await(ctx, func() bool { return false })
 }
 
-type latencies map[string][]time.Duration
+// latencies holds each timed call's durations by name, and, for the calls
+// timed on a workflow, when they began and ended there (spans).
+type latencies struct {
+	d     map[string][]time.Duration
+	spans map[string][]span
+}
+
+// span is one call's time on the workflow it wrote to.
+type span struct {
+	workflowID string
+	begin, end time.Time
+}
+
+func newLatencies() *latencies {
+	return &latencies{d: map[string][]time.Duration{}, spans: map[string][]span{}}
+}
 
 // call times one tool call's round trip, as an MCP client sees it, and
 // then checks its result against the schemas outside the time: the
-// checks are the test's work, not the server's.
-func (l latencies) call(u *user, name, tool string, args map[string]any, out any) {
+// checks are the test's work, not the server's. A call to a run
+// (runID not empty) is also split into its legs (see legs).
+func (l *latencies) call(u *user, name, tool, runID string, args map[string]any, out any) {
 	u.t.Helper()
 	var res *mcp.CallToolResult
-	l.time(name, func() { res = u.send(tool, args) })
+	l.timeOn(name, runID, func() { res = u.send(tool, args) })
 	u.succeeded(tool, u.check(tool, res), out)
 }
 
-func (l latencies) time(name string, f func()) {
+func (l *latencies) time(name string, f func()) { l.timeOn(name, "", f) }
+
+// timeOn times f, a call that writes to workflow workflowID (none when
+// empty).
+func (l *latencies) timeOn(name, workflowID string, f func()) {
 	t0 := time.Now()
 	f()
-	l[name] = append(l[name], time.Since(t0))
+	t1 := time.Now()
+	l.d[name] = append(l.d[name], t1.Sub(t0))
+	if workflowID != "" {
+		l.spans[name] = append(l.spans[name], span{workflowID, t0, t1})
+	}
 }
 
-func (l latencies) report(b *testing.B) {
+// ms is a duration in milliseconds.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// median is the middle of ds, which it sorts.
+func median(ds []time.Duration) time.Duration {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[(len(ds)-1)/2]
+}
+
+func (l *latencies) report(b *testing.B) {
 	p50 := map[string]float64{}
-	for name, ds := range l {
+	for name, ds := range l.d {
 		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		p := func(q float64) float64 { return float64(ds[int(q*float64(len(ds)-1))].Microseconds()) / 1000 }
+		p := func(q float64) float64 { return ms(ds[int(q*float64(len(ds)-1))]) }
 		p50[name] = p(0.5)
 		b.ReportMetric(p(0.5), name+"-p50-ms")
 		b.ReportMetric(p(0.99), name+"-p99-ms")
@@ -81,13 +115,88 @@ steps:
 ---
 `
 
+// legs splits the named calls, each a write to one workflow, at the times
+// Temporal's history gives the workflow task that carried the write, and
+// reports each leg's median:
+//
+//   - in: from the call to the task's scheduling (for a tool call the
+//     gateway, then Temporal admitting the update);
+//   - match: until a worker's poll took the task;
+//   - task: until the worker completed it (for a Baton write the
+//     validator, the handler and the read-model write);
+//   - out: until the caller had the answer (Temporal storing the task's
+//     events and answering the update, then the gateway's answer).
+//
+// Event times are the server's clock, the calls' this process's: both
+// run on this host.
+func (l *latencies) legs(b *testing.B, c client.Client, names ...string) {
+	b.Helper()
+	tasks := map[string][][3]time.Time{}
+	for _, name := range names {
+		for _, s := range l.spans[name] {
+			if _, ok := tasks[s.workflowID]; !ok {
+				tasks[s.workflowID] = workflowTasks(b, c, s.workflowID)
+			}
+		}
+	}
+	for _, name := range names {
+		var in, match, task, out []time.Duration
+		for _, s := range l.spans[name] {
+			for _, t := range tasks[s.workflowID] {
+				if t[0].Before(s.begin) || t[2].After(s.end) {
+					continue
+				}
+				in, match = append(in, t[0].Sub(s.begin)), append(match, t[1].Sub(t[0]))
+				task, out = append(task, t[2].Sub(t[1])), append(out, s.end.Sub(t[2]))
+				break
+			}
+		}
+		if len(in) < len(l.spans[name])/2 {
+			b.Errorf("%s: only %d of %d calls have a workflow task of their own in the history", name, len(in), len(l.spans[name]))
+			continue
+		}
+		b.ReportMetric(ms(median(in)), name+"-in-ms")
+		b.ReportMetric(ms(median(match)), name+"-match-ms")
+		b.ReportMetric(ms(median(task)), name+"-task-ms")
+		b.ReportMetric(ms(median(out)), name+"-out-ms")
+	}
+}
+
+// workflowTasks returns the scheduled, started and completed times of
+// every workflow task a workflow completed, in order.
+func workflowTasks(b *testing.B, c client.Client, workflowID string) [][3]time.Time {
+	b.Helper()
+	var tasks [][3]time.Time
+	var cur [3]time.Time
+	it := c.GetWorkflowHistory(context.Background(), workflowID, "", false, 0)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			b.Fatalf("history of %s: %v", workflowID, err)
+		}
+		switch at := ev.EventTime.AsTime(); ev.EventType {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+			cur = [3]time.Time{at}
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+			cur[1] = at
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			cur[2] = at
+			tasks = append(tasks, cur)
+		}
+	}
+	return tasks
+}
+
 // BenchmarkToolLatency measures claim, submit and decide over HTTP, each a
 // full tool call (auth, schema check, idempotency record, Temporal update,
 // read-model write), next to four reference points on the same server:
 // describe (HTTP, MCP and auth only), a claim and a held event sent
 // straight to a ProcessRun on Temporal (the workflow and its read-model
 // write without the gateway: workflow-claim, workflow-update), and a bare
-// workflow's no-op update (Temporal's floor). Run it on a quiet machine.
+// workflow's no-op update (Temporal's floor). Claim, submit, decide and
+// the bare update are also split into legs at their workflow tasks (see
+// legs), to show where a write's time over the bare update's goes. Run it
+// on a quiet machine.
 func BenchmarkToolLatency(b *testing.B) {
 	bt := start(b, options{})
 	bt.publish(benchSrc)
@@ -112,14 +221,14 @@ func BenchmarkToolLatency(b *testing.B) {
 	}
 	defer func() { _ = c.CancelWorkflow(ctx, run.GetID(), "") }()
 
-	lat := latencies{}
+	lat := newLatencies()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var v interpreter.View
-		lat.call(agent, "start", "start_run", map[string]any{"process": "bench", "inputs": map[string]any{}, "requestId": rid()}, &v)
+		lat.call(agent, "start", "start_run", "", map[string]any{"process": "bench", "inputs": map[string]any{}, "requestId": rid()}, &v)
 		var v2 interpreter.View
 		agent.ok("start_run", map[string]any{"process": "bench", "inputs": map[string]any{}, "requestId": rid()}, &v2)
-		lat.time("workflow-claim", func() {
+		lat.timeOn("workflow-claim", v2.Run.ID, func() {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 				WorkflowID: v2.Run.ID, UpdateID: rid(), UpdateName: workflows.UpdateClaim, WaitForStage: client.WorkflowUpdateStageCompleted,
 				Args: []any{workflows.Write{Digest: "ab", Org: "o_test", Command: interpreter.Claim{StepID: "work", LeaseID: rid(), Lease: time.Minute, Actor: interpreter.Actor{ID: "a_x", Kind: interpreter.ActorAgent}}}},
@@ -132,10 +241,10 @@ func BenchmarkToolLatency(b *testing.B) {
 			}
 		})
 		var cl interpreter.ClaimWire
-		lat.call(agent, "claim", "claim", map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()}, &cl)
-		lat.call(agent, "submit", "submit", map[string]any{"token": cl.Token, "output": map[string]any{"done": true}, "summary": "Done.", "requestId": rid()}, &v)
-		lat.call(agent, "describe", "describe", nil, nil)
-		lat.time("workflow-update", func() {
+		lat.call(agent, "claim", "claim", v.Run.ID, map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()}, &cl)
+		lat.call(agent, "submit", "submit", v.Run.ID, map[string]any{"token": cl.Token, "output": map[string]any{"done": true}, "summary": "Done.", "requestId": rid()}, &v)
+		lat.call(agent, "describe", "describe", "", nil, nil)
+		lat.timeOn("workflow-update", v.Run.ID, func() {
 			ctx, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
@@ -150,8 +259,8 @@ func BenchmarkToolLatency(b *testing.B) {
 			}
 		})
 		wi := v.WorkItems[0]
-		lat.call(ann, "decide", "decide", map[string]any{"runId": v.Run.ID, "workItemId": wi.ID, "snapshot": wi.Snapshot, "decision": "approved", "requestId": rid()}, nil)
-		lat.time("bare-update", func() {
+		lat.call(ann, "decide", "decide", v.Run.ID, map[string]any{"runId": v.Run.ID, "workItemId": wi.ID, "snapshot": wi.Snapshot, "decision": "approved", "requestId": rid()}, nil)
+		lat.timeOn("bare-update", run.GetID(), func() {
 			ctx, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
@@ -167,6 +276,7 @@ func BenchmarkToolLatency(b *testing.B) {
 	}
 	b.StopTimer()
 	lat.report(b)
+	lat.legs(b, c, "claim", "submit", "decide", "bare-update")
 }
 
 // BenchmarkRacingClaims measures how long 64 agents racing to claim one
