@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"sort"
 	"testing"
 	"time"
 
@@ -71,8 +70,7 @@ func BenchmarkWriteTimeline(b *testing.B) {
 			b.Fatalf("%s: %d whole traces of %d calls", tool, len(legs["worker"]), b.N)
 		}
 		for leg, ds := range legs {
-			sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-			b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, tool+"-"+leg+"-ms")
+			b.ReportMetric(ms(median(ds)), tool+"-"+leg+"-ms")
 		}
 	}
 }
