@@ -63,11 +63,11 @@ func (g *Gateway) resolveCall(ctx context.Context, org, runID, stepID, server st
 	if err != nil {
 		return err
 	}
-	p, pv, err := g.process(ctx, org, row.Process, row.Version)
+	pub, err := g.process(ctx, org, row.Process, row.Version)
 	if err != nil {
 		return err
 	}
-	s := p.Step(stepID)
+	s := pub.p.Step(stepID)
 	var use *interpreter.ToolUse
 	if s != nil {
 		use = s.ToolUse(cmd.Tool)
@@ -89,7 +89,7 @@ func (g *Gateway) resolveCall(ctx context.Context, org, runID, stepID, server st
 		cmd.ResolveError = fmt.Sprintf("%s is no longer registered", cmd.Tool)
 		return nil
 	}
-	resolved, err := interpreter.ResolveTool(*use, ts.CatalogTool(t), pv.Roles)
+	resolved, err := interpreter.ResolveTool(*use, ts.CatalogTool(t), pub.roles)
 	if err != nil {
 		cmd.ResolveError = err.Error()
 		return nil

@@ -203,10 +203,11 @@ func fuzzRuns(f *testing.F, b bundle) string {
 	if err != nil {
 		f.Fatal(err)
 	}
-	p, _, err := b.g.process(ctx, "o_test", pv.Name, pv.Version)
+	pub, err := b.g.process(ctx, "o_test", pv.Name, pv.Version)
 	if err != nil {
 		f.Fatal(err)
 	}
+	p := pub.p
 	acts, err := activities.New(b.store, nil, nil)
 	if err != nil {
 		f.Fatal(err)

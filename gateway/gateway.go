@@ -194,7 +194,7 @@ type Gateway struct {
 	perIdentity *identitySlots
 
 	mu        sync.Mutex
-	processes map[string]*interpreter.Process // "org\x00name@version" → parsed
+	processes map[string]published // "org\x00name@version" → what starts and calls read of it
 
 	mounts map[string]http.Handler // served beside /mcp, see Mount
 
@@ -212,7 +212,7 @@ func New(s *store.Store, runs *workflows.Client, verify auth.Verifier, opts *Opt
 	}
 	// A client calls many times with one token: it is checked once a
 	// minute, not on every call.
-	g := &Gateway{store: s, runs: runs, verify: auth.Cached(verify, 0, 0), processes: map[string]*interpreter.Process{}}
+	g := &Gateway{store: s, runs: runs, verify: auth.Cached(verify, 0, 0), processes: map[string]published{}}
 	g.cut, g.cutDone = context.WithCancel(context.Background())
 	if opts != nil {
 		g.opts = *opts
@@ -325,25 +325,60 @@ func (g *Gateway) Mount(pattern string, h http.Handler) {
 	g.mounts[pattern] = h
 }
 
-// process returns a published version's parsed definition.
-func (g *Gateway) process(ctx context.Context, org, name string, version int) (*interpreter.Process, store.ProcessVersion, error) {
+// published is what the gateway keeps of a published version: its
+// parsed definition and its role bindings. A published version never
+// changes, so it is read from PostgreSQL once per gateway.
+type published struct {
+	p       *interpreter.Process
+	version int
+	roles   map[string]string
+}
+
+// process returns a published version (0: the latest), from memory when
+// this gateway has read it before. The latest is looked up every time, by
+// its number alone, so a version published through another gateway is
+// the next start's.
+func (g *Gateway) process(ctx context.Context, org, name string, version int) (published, error) {
+	if version == 0 {
+		v, err := g.store.LatestVersion(ctx, org, name)
+		if err != nil {
+			return published{}, err
+		}
+		version = v
+	}
+	g.mu.Lock()
+	pub, ok := g.processes[processKey(org, name, version)]
+	g.mu.Unlock()
+	if ok {
+		return pub, nil
+	}
 	pv, err := g.store.GetVersion(ctx, org, name, version)
 	if err != nil {
-		return nil, pv, err
+		return published{}, err
 	}
-	key := fmt.Sprintf("%s\x00%s@%d", org, pv.Name, pv.Version)
+	return g.keep(pv)
+}
+
+// keep parses a published version read from the store and keeps it.
+func (g *Gateway) keep(pv store.ProcessVersion) (published, error) {
+	key := processKey(pv.Org, pv.Name, pv.Version)
 	g.mu.Lock()
-	p := g.processes[key]
+	pub, ok := g.processes[key]
 	g.mu.Unlock()
-	if p != nil {
-		return p, pv, nil
+	if ok {
+		return pub, nil
 	}
-	p = &interpreter.Process{}
+	p := &interpreter.Process{}
 	if err := json.Unmarshal(pv.Definition, p); err != nil {
-		return nil, pv, fmt.Errorf("process %s: %w", key, err)
+		return published{}, fmt.Errorf("process %s: %w", key, err)
 	}
+	pub = published{p: p, version: pv.Version, roles: pv.Roles}
 	g.mu.Lock()
-	g.processes[key] = p
+	g.processes[key] = pub
 	g.mu.Unlock()
-	return p, pv, nil
+	return pub, nil
+}
+
+func processKey(org, name string, version int) string {
+	return fmt.Sprintf("%s\x00%s@%d", org, name, version)
 }

@@ -42,10 +42,11 @@ func (g *Gateway) listProcesses(ctx context.Context, c *call) (any, error) {
 	}
 	items := []map[string]any{}
 	for _, pv := range rows {
-		p, _, err := g.process(ctx, c.org, pv.Name, pv.Version)
+		pub, err := g.keep(pv)
 		if err != nil {
 			return nil, err
 		}
+		p := pub.p
 		item := map[string]any{"name": p.Name, "description": p.Description, "version": pv.Version, "inputs": inputsOf(p)}
 		if p.Requires != nil {
 			item["requires"] = p.Requires
@@ -82,7 +83,7 @@ func (g *Gateway) startRun(ctx context.Context, c *call) (json.RawMessage, error
 		version = int(n)
 	}
 	name := c.str("process")
-	p, pv, err := g.process(ctx, c.org, name, version)
+	pub, err := g.process(ctx, c.org, name, version)
 	if errors.Is(err, store.ErrNotFound) {
 		if version > 0 {
 			return nil, notFound(fmt.Sprintf("Process %s has no published version %d.", interpreter.Quote(name), version))
@@ -95,7 +96,7 @@ func (g *Gateway) startRun(ctx context.Context, c *call) (json.RawMessage, error
 	return g.runs.StartRun(ctx, workflows.Input{
 		Org: c.org, RequestID: c.reqID, Digest: c.digest, InboxURL: g.opts.InboxURL,
 		Start: interpreter.Start{
-			Process: p, Version: pv.Version, Roles: pv.Roles, Operators: g.opts.Operators,
+			Process: pub.p, Version: pub.version, Roles: pub.roles, Operators: g.opts.Operators,
 			Inputs: c.object("inputs"), Mode: c.str("mode"), Starter: c.actor(),
 			Limits: interpreter.Limits{RunDataBytes: g.opts.RunDataBytes, Check: g.opts.CheckLimits},
 		},

@@ -80,6 +80,10 @@ SELECT ` + versionColumns + `
 FROM process_versions WHERE org = $1 AND name = $2
 ORDER BY version DESC LIMIT 1`
 
+	sqlLatestNumber = `
+SELECT version FROM process_versions WHERE org = $1 AND name = $2
+ORDER BY version DESC LIMIT 1`
+
 	sqlListLatest = `
 SELECT DISTINCT ON (name) ` + versionColumns + `
 FROM process_versions WHERE org = $1 AND name > $2
@@ -160,6 +164,20 @@ func (s *Store) Publish(ctx context.Context, q Querier, org, name, by string) (P
 	}
 	if err != nil {
 		return ProcessVersion{}, fmt.Errorf("store: publish %q: %w", name, err)
+	}
+	return v, nil
+}
+
+// LatestVersion returns the number of a process's latest published
+// version, reading nothing else of it. ErrNotFound when it has none.
+func (s *Store) LatestVersion(ctx context.Context, org, name string) (int, error) {
+	var v int
+	err := s.pool.QueryRow(ctx, sqlLatestNumber, org, name).Scan(&v)
+	if err == pgx.ErrNoRows {
+		return 0, fmt.Errorf("store: process %q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: latest version of %q: %w", name, err)
 	}
 	return v, nil
 }

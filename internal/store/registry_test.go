@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/baton-run/baton/internal/store"
@@ -18,6 +19,9 @@ func TestRegistry(t *testing.T) {
 
 	if _, err := b.store.Publish(b.ctx, nil, org, draft.Name, "u_ops"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("publish without a draft: err = %v, want ErrNotFound", err)
+	}
+	if _, err := b.store.LatestVersion(b.ctx, org, draft.Name); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("latest version before a publish: err = %v, want ErrNotFound", err)
 	}
 	if err := b.store.PutDraft(b.ctx, nil, draft); err != nil {
 		t.Fatal(err)
@@ -52,6 +56,12 @@ func TestRegistry(t *testing.T) {
 	latest, err := b.store.GetVersion(b.ctx, org, draft.Name, 0)
 	if err != nil || latest.Version != 2 {
 		t.Fatalf("latest = %+v, %v", latest, err)
+	}
+	if n, err := b.store.LatestVersion(b.ctx, org, draft.Name); err != nil || n != 2 {
+		t.Fatalf("LatestVersion = %d, %v; want 2", n, err)
+	}
+	if _, err := b.store.LatestVersion(b.ctx, "o_other", draft.Name); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("latest version in another organization: err = %v, want ErrNotFound", err)
 	}
 	first, err := b.store.GetVersion(b.ctx, org, draft.Name, 1)
 	if err != nil || first.Source != "# Supplier onboarding v1" {
@@ -90,4 +100,36 @@ func TestRegistry(t *testing.T) {
 	if _, _, err := b.store.ListProcesses(b.ctx, org, 2, "bogus"); !errors.Is(err, store.ErrBadCursor) {
 		t.Fatalf("bad cursor: err = %v", err)
 	}
+}
+
+// BenchmarkLatestVersion is what a start reads to find the version it
+// runs, for a process of the largest size a PROCESS.md may have: its number
+// alone (number), or the whole row as before (row).
+func BenchmarkLatestVersion(b *testing.B) {
+	s := setup(b)
+	src := strings.Repeat("An instruction a person reads once. ", 256<<10/36)
+	def, err := json.Marshal(map[string]any{"name": "large", "body": src})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.store.PutDraft(s.ctx, nil, store.Draft{Org: org, Name: "large", Source: src, Definition: def, Hash: "h", ImportedBy: "u_ops"}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.store.Publish(s.ctx, nil, org, "large", "u_ops"); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("number", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := s.store.LatestVersion(s.ctx, org, "large"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("row", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := s.store.GetVersion(s.ctx, org, "large", 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

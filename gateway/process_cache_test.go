@@ -1,0 +1,91 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"path/filepath"
+	"testing"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/workflows"
+)
+
+// A published version never changes, so the gateway reads it from
+// PostgreSQL once; the latest version is looked up on every start, so a
+// publish (through this gateway or another) is the next start's.
+func TestPublishedVersionReadOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	reg := NewRegistry(b.store, "o_test", b.g.Offer())
+	dir := filepath.Join(spectest.SharedDir(t), "conformance", "fixtures", "invoice-approval")
+	v1, _, err := reg.ImportAndPublish(b.ctx, dir, "u_admin", map[string]string{"cfo": "g_cfo_one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.g.process(b.ctx, "o_test", v1.Name, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.version != v1.Version || got.p.Name != v1.Name || got.roles["cfo"] != "g_cfo_one" {
+		t.Fatalf("latest = version %d of %q, cfo %q; want version %d of %q, cfo g_cfo_one", got.version, got.p.Name, got.roles["cfo"], v1.Version, v1.Name)
+	}
+
+	v2, _, err := reg.ImportAndPublish(b.ctx, dir, "u_admin", map[string]string{"cfo": "g_cfo_two"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v2.Version != v1.Version+1 {
+		t.Fatalf("second publish is version %d, want %d", v2.Version, v1.Version+1)
+	}
+	if got, err = b.g.process(b.ctx, "o_test", v1.Name, 0); err != nil || got.version != v2.Version || got.roles["cfo"] != "g_cfo_two" {
+		t.Fatalf("latest after a new publish = version %d, cfo %q, %v; want version %d, cfo g_cfo_two", got.version, got.roles["cfo"], err, v2.Version)
+	}
+
+	// Rows changed behind the gateway's back (nothing in Baton does this)
+	// show whether it reads them again: it does not.
+	if _, err := b.store.Pool().Exec(b.ctx, `UPDATE process_versions SET roles = '{"cfo": "g_tampered"}' WHERE org = 'o_test' AND name = $1`, v1.Name); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		version int
+		cfo     string
+	}{{v1.Version, "g_cfo_one"}, {v2.Version, "g_cfo_two"}, {0, "g_cfo_two"}} {
+		got, err := b.g.process(b.ctx, "o_test", v1.Name, want.version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.roles["cfo"] != want.cfo {
+			t.Errorf("version %d: cfo is bound to %q, want %q from its first read", want.version, got.roles["cfo"], want.cfo)
+		}
+	}
+
+	// A version this gateway never read is read, and then kept.
+	other := anotherGateway(t, b)
+	got, err = other.process(b.ctx, "o_test", v1.Name, v1.Version)
+	if err != nil || got.roles["cfo"] != "g_tampered" {
+		t.Fatalf("another gateway's first read of version %d: cfo %q, %v; want the stored g_tampered", v1.Version, got.roles["cfo"], err)
+	}
+}
+
+// anotherGateway is a second gateway over b's database, with a Temporal
+// client that never connects.
+func anotherGateway(t *testing.T, b bundle) *Gateway {
+	t.Helper()
+	c, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	runs, err := workflows.NewClient(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	g, err := New(b.store, runs, b.issuer.Verify, &Options{Org: "o_test", BaseURL: "http://baton.test", Secret: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
