@@ -47,22 +47,29 @@ func setupWithTemporal(t testing.TB, opts *Options, hostPort string) bundle {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.NewLazyClient(client.Options{HostPort: hostPort})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	issuer, err := auth.NewDevIssuer(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Org: "o_test", BaseURL: "http://baton.test", Secret: key}
+	return bundle{ctx: ctx, store: st, issuer: issuer, g: newGateway(t, st, issuer, key, opts, hostPort)}
+}
+
+// newGateway is a gateway over st whose tokens issuer signs with key, its
+// Temporal client pointed at hostPort.
+func newGateway(t testing.TB, st *store.Store, issuer *auth.DevIssuer, key []byte, opts *Options, hostPort string) *Gateway {
+	t.Helper()
+	c, err := client.NewLazyClient(client.Options{HostPort: hostPort})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	o := Options{}
 	if opts != nil {
 		o = *opts
-		o.Org, o.BaseURL, o.Secret = "o_test", "http://baton.test", key
 	}
+	o.Org, o.BaseURL, o.Secret = "o_test", "http://baton.test", key
 	runs, err := workflows.NewClient(c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -71,5 +78,5 @@ func setupWithTemporal(t testing.TB, opts *Options, hostPort string) bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bundle{ctx: ctx, store: st, issuer: issuer, g: g}
+	return g
 }

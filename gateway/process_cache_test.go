@@ -1,14 +1,10 @@
 package gateway
 
 import (
-	"crypto/rand"
 	"path/filepath"
 	"testing"
 
-	"go.temporal.io/sdk/client"
-
 	"github.com/baton-run/baton/internal/spectest"
-	"github.com/baton-run/baton/workflows"
 )
 
 // A published version never changes, so the gateway reads it from
@@ -61,31 +57,9 @@ func TestPublishedVersionReadOnce(t *testing.T) {
 	}
 
 	// A version this gateway never read is read, and then kept.
-	other := anotherGateway(t, b)
+	other := newGateway(t, b.store, b.issuer, nil, nil, "127.0.0.1:1")
 	got, err = other.process(b.ctx, "o_test", v1.Name, v1.Version)
 	if err != nil || got.roles["cfo"] != "g_tampered" {
 		t.Fatalf("another gateway's first read of version %d: cfo %q, %v; want the stored g_tampered", v1.Version, got.roles["cfo"], err)
 	}
-}
-
-// anotherGateway is a second gateway over b's database, with a Temporal
-// client that never connects.
-func anotherGateway(t *testing.T, b bundle) *Gateway {
-	t.Helper()
-	c, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	runs, err := workflows.NewClient(c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	g, err := New(b.store, runs, b.issuer.Verify, &Options{Org: "o_test", BaseURL: "http://baton.test", Secret: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
 }

@@ -294,32 +294,23 @@ func BenchmarkToolLatency(b *testing.B) {
 		})
 		wi := v.WorkItems[0]
 		lat.call(ann, "decide", "decide", v.Run.ID, map[string]any{"runId": v.Run.ID, "workItemId": wi.ID, "snapshot": wi.Snapshot, "decision": "approved", "requestId": rid()}, nil)
-		lat.timeOn("bare-update", run.GetID(), func() {
-			ctx, cancel := context.WithTimeout(ctx, time.Minute)
-			defer cancel()
-			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-				WorkflowID: run.GetID(), UpdateID: rid(), UpdateName: "noop", Args: []any{i}, WaitForStage: client.WorkflowUpdateStageCompleted,
-			})
-			if err == nil {
-				err = h.Get(ctx, nil)
+		noop := func(workflowID string) func() {
+			return func() {
+				ctx, cancel := context.WithTimeout(ctx, time.Minute)
+				defer cancel()
+				h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+					WorkflowID: workflowID, UpdateID: rid(), UpdateName: "noop", Args: []any{i}, WaitForStage: client.WorkflowUpdateStageCompleted,
+				})
+				if err == nil {
+					err = h.Get(ctx, nil)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
 			}
-			if err != nil {
-				b.Fatal(err)
-			}
-		})
-		lat.timeOn("bare-close", closing.GetID(), func() {
-			ctx, cancel := context.WithTimeout(ctx, time.Minute)
-			defer cancel()
-			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-				WorkflowID: closing.GetID(), UpdateID: rid(), UpdateName: "noop", Args: []any{i}, WaitForStage: client.WorkflowUpdateStageCompleted,
-			})
-			if err == nil {
-				err = h.Get(ctx, nil)
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-		})
+		}
+		lat.timeOn("bare-update", run.GetID(), noop(run.GetID()))
+		lat.timeOn("bare-close", closing.GetID(), noop(closing.GetID()))
 		if err := closing.Get(ctx, nil); err != nil {
 			b.Fatalf("bare closing workflow %s: %v", closing.GetID(), err)
 		}
