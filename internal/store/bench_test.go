@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -183,11 +184,93 @@ func BenchmarkUpsertRun(b *testing.B) {
 		agentStep("check", t0),
 		{StepID: "approve", WorkItemID: "w_bench", Kind: store.WorkApprove, ReadySince: t0, Due: &due, AssignedGroup: "g_finance"},
 	}
+	wal := walBytes(b, s)
 	for b.Loop() {
 		r.Seq++
 		if applied, err := s.UpsertRun(ctx, nil, r, work); err != nil || !applied {
 			b.Fatalf("applied %v, err %v", applied, err)
 		}
 	}
+	b.StopTimer()
 	reportMs(b)
+	b.ReportMetric(float64(wal())/float64(b.N), "WAL-B/op")
+}
+
+// walBytes returns a function that tells how many bytes of WAL the
+// server wrote since walBytes was called: what the writes between cost
+// the server's disk and its replicas.
+func walBytes(b *testing.B, s *store.Store) func() int64 {
+	b.Helper()
+	ctx := context.Background()
+	var start string
+	if err := s.Pool().QueryRow(ctx, `SELECT pg_current_wal_insert_lsn()::text`).Scan(&start); err != nil {
+		b.Fatal(err)
+	}
+	return func() int64 {
+		var n int64
+		if err := s.Pool().QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint`, start).Scan(&n); err != nil {
+			b.Fatal(err)
+		}
+		return n
+	}
+}
+
+// BenchmarkPublishWideRun is a write to one branch of a run with eight
+// open ones (a parallel-1 fan-out of agent steps), over 500 such runs in
+// turn, as writes to many open runs interleave: each write moves the run's
+// row on and changes one branch's work row (its handoff); the other seven
+// rows are as they were.
+func BenchmarkPublishWideRun(b *testing.B) {
+	s := seededStore(b)
+	ctx := context.Background()
+	benchUpserts++
+	const runs, branches = 500, 8
+	rows := make([]store.RunRow, runs)
+	work := make([][]store.WorkRow, runs)
+	for i := range rows {
+		rows[i] = run(fmt.Sprintf("r_wide_%d_%d", benchUpserts, i), 1, t0, `{"vendorName": "Wide", "amount": 1, "region": "eu"}`)
+		for j := range branches {
+			work[i] = append(work[i], agentStep(fmt.Sprintf("branch-%d", j), t0))
+		}
+		if _, err := s.UpsertRun(ctx, nil, rows[i], work[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	wal := walBytes(b, s)
+	n := 0
+	for b.Loop() {
+		i := n % runs
+		r, w := &rows[i], work[i]
+		r.Seq++
+		r.UpdatedAt = r.UpdatedAt.Add(time.Second)
+		w[n/runs%branches].Handoff = json.RawMessage(fmt.Sprintf(`{"attempt": %d}`, r.Seq))
+		if applied, err := s.UpsertRun(ctx, nil, *r, w); err != nil || !applied {
+			b.Fatalf("applied %v, err %v", applied, err)
+		}
+		n++
+	}
+	b.StopTimer()
+	reportMs(b)
+	b.ReportMetric(float64(wal())/float64(b.N), "WAL-B/op")
+}
+
+// BenchmarkUpsertRunLargeInputs is BenchmarkUpsertRun for a run started
+// with 32 KB of inputs, which PostgreSQL keeps out of line (TOAST).
+func BenchmarkUpsertRunLargeInputs(b *testing.B) {
+	s := seededStore(b)
+	ctx := context.Background()
+	benchUpserts++
+	notes, _ := json.Marshal(strings.Repeat("A supplier's long onboarding notes. ", 900))
+	r := run(fmt.Sprintf("r_large_%d", benchUpserts), 0, t0, `{"vendorName": "Large", "notes": `+string(notes)+`}`)
+	work := []store.WorkRow{agentStep("check", t0)}
+	wal := walBytes(b, s)
+	for b.Loop() {
+		r.Seq++
+		if applied, err := s.UpsertRun(ctx, nil, r, work); err != nil || !applied {
+			b.Fatalf("applied %v, err %v", applied, err)
+		}
+	}
+	b.StopTimer()
+	reportMs(b)
+	b.ReportMetric(float64(wal())/float64(b.N), "WAL-B/op")
 }

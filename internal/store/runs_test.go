@@ -2,10 +2,13 @@ package store_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -241,6 +244,129 @@ func TestUpsertRunReplacesWork(t *testing.T) {
 	got, _ := b.store.GetRun(b.ctx, org, "r_1")
 	if got.Outcome != "approved" {
 		t.Fatalf("outcome = %q", got.Outcome)
+	}
+}
+
+// A write that leaves a work row as it was writes no new version of it,
+// nor locks it: a write on one branch of a wide run costs one row, not all
+// of them. The changed row does change.
+func TestUpsertRunLeavesUnchangedWork(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	due := t0.Add(48 * time.Hour)
+	handed := agentStep("b", t0.Add(time.Second))
+	handed.Handoff = json.RawMessage(`{"progress": "half done"}`)
+	rows := []store.WorkRow{
+		agentStep("a", t0),
+		handed,
+		{
+			StepID: "approve", WorkItemID: "w_31", Kind: store.WorkApprove, ReadySince: t0.Add(time.Minute),
+			Due: &due, AssignedGroup: "g_finance", AlsoGroups: []string{"g_legal", "g_audit"},
+			Item: json.RawMessage(`{"id": "w_31", "stepId": "approve"}`),
+		},
+		{
+			StepID: "task", WorkItemID: "w_32", Kind: store.WorkTask, ReadySince: t0.Add(2 * time.Minute),
+			AssignedPerson: "ann@example.com", Item: json.RawMessage(`{"id": "w_32"}`),
+		},
+	}
+	r := run("r_1", 1, t0, `{"vendorName": "Acme"}`)
+	upsert(t, b, r, rows...)
+	versions := func() map[string]string {
+		t.Helper()
+		got := map[string]string{}
+		q, err := b.store.Pool().Query(b.ctx, `SELECT step_id, xmin::text || '/' || xmax::text FROM work WHERE org = $1 AND run_id = 'r_1'`, org)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Close()
+		for q.Next() {
+			var step, v string
+			if err := q.Scan(&step, &v); err != nil {
+				t.Fatal(err)
+			}
+			got[step] = v
+		}
+		if err := q.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	before := versions()
+
+	r.Seq, r.UpdatedAt = 2, t0.Add(time.Hour)
+	rows[0].Handoff = json.RawMessage(`{"progress": "started"}`)
+	if !upsert(t, b, r, rows...) {
+		t.Fatal("write not applied")
+	}
+	after := versions()
+	for _, step := range []string{"b", "approve", "task"} {
+		if after[step] != before[step] {
+			t.Errorf("unchanged row %s was rewritten: xmin/xmax %s, then %s", step, before[step], after[step])
+		}
+	}
+	if after["a"] == before["a"] {
+		t.Errorf("changed row a kept its version %s", before["a"])
+	}
+	work, err := b.store.RunWork(b.ctx, org, "r_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := stepIDs(work), []string{"r_1/a", "r_1/b", "r_1/approve", "r_1/task"}; !slices.Equal(got, want) {
+		t.Fatalf("work = %v, want %v", got, want)
+	}
+	if string(work[0].Handoff) != `{"progress": "started"}` {
+		t.Fatalf("changed row's handoff = %s", work[0].Handoff)
+	}
+}
+
+// A run's inputs never change after its start, so a later write keeps the
+// stored value instead of writing it again: large inputs live out of line
+// (TOAST), and rewriting them cost every write of such a run a new copy.
+func TestUpsertRunKeepsInputs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// 16 KB that compresses poorly, so PostgreSQL stores it out of line.
+	var notes strings.Builder
+	for i := 0; notes.Len() < 16<<10; i++ {
+		fmt.Fprintf(&notes, "%x", sha256.Sum256([]byte(strconv.Itoa(i))))
+	}
+	inputs := `{"vendorName": "Acme", "notes": "` + notes.String() + `"}`
+	r := run("r_1", 1, t0, inputs)
+	upsert(t, b, r, agentStep("a", t0))
+	chunk := func() int64 {
+		t.Helper()
+		// The run's table has one row, so its TOAST table holds that
+		// row's values only: their ids tell a value kept from one written
+		// again.
+		var toast string
+		if err := b.store.Pool().QueryRow(b.ctx, `SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'runs'::regclass`).Scan(&toast); err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		if err := b.store.Pool().QueryRow(b.ctx, `SELECT coalesce(array_agg(DISTINCT chunk_id::text::bigint), '{}') FROM `+toast).Scan(&ids); err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) != 1 {
+			t.Fatalf("TOAST values %v: the test needs the inputs, and only them, out of line", ids)
+		}
+		return ids[0]
+	}
+	before := chunk()
+	r.Seq, r.State = 2, "waiting"
+	if !upsert(t, b, r) {
+		t.Fatal("write not applied")
+	}
+	if after := chunk(); after != before {
+		t.Errorf("inputs written again: TOAST value %d, then %d", before, after)
+	}
+	got, err := b.store.GetRun(b.ctx, org, "r_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, have any
+	_ = json.Unmarshal([]byte(inputs), &want)
+	if err := json.Unmarshal(got.Inputs, &have); err != nil || !reflect.DeepEqual(have, want) || got.State != "waiting" {
+		t.Fatalf("run = state %s, inputs of %d bytes (err %v)", got.State, len(got.Inputs), err)
 	}
 }
 
