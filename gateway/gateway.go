@@ -332,6 +332,8 @@ type published struct {
 	p       *interpreter.Process
 	version int
 	roles   map[string]string
+	// body is the process's body as a JSON string, as answers carry it.
+	body json.RawMessage
 }
 
 // process returns a published version (0: the latest), from memory when
@@ -372,7 +374,11 @@ func (g *Gateway) keep(pv store.ProcessVersion) (published, error) {
 	if err := json.Unmarshal(pv.Definition, p); err != nil {
 		return published{}, fmt.Errorf("process %s: %w", key, err)
 	}
-	pub = published{p: p, version: pv.Version, roles: pv.Roles}
+	body, err := marshal(p.Body)
+	if err != nil {
+		return published{}, fmt.Errorf("process %s: %w", key, err)
+	}
+	pub = published{p: p, version: pv.Version, roles: pv.Roles, body: body}
 	g.mu.Lock()
 	g.processes[key] = pub
 	g.mu.Unlock()

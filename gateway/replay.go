@@ -104,7 +104,8 @@ func (g *Gateway) unanswered(ctx context.Context, c *call, err error) error {
 // The write it returns names the run and the command once the tool made
 // them, whatever the error.
 func (g *Gateway) send(ctx context.Context, c *call) (workflows.Write, json.RawMessage, error) {
-	w := workflows.Write{Org: c.org, RequestID: c.reqID, Attempt: c.attempt, Digest: c.digest}
+	// The renderers add the body back (views.go).
+	w := workflows.Write{Org: c.org, RequestID: c.reqID, Attempt: c.attempt, Digest: c.digest, OmitBody: true}
 	var err error
 	w.RunID, w.Command, err = c.tool.command(g, ctx, c)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/baton-run/baton/interpreter"
@@ -28,10 +29,84 @@ func marshal(v any) ([]byte, error) {
 // be fresh on every answer and so is never stored: file links (spec §5)
 // and claim tokens.
 
-// renderView adds a short-lived url to every file evidence item of a run
-// view.
-func (g *Gateway) renderView(_ context.Context, c *call, stored json.RawMessage) (any, error) {
-	return g.viewWithURLs(c.org, stored)
+// renderView adds the process's body to a run view that left it out, and
+// a short-lived url to every file evidence item.
+func (g *Gateway) renderView(ctx context.Context, c *call, stored json.RawMessage) (any, error) {
+	raw, err := g.withBody(ctx, c.org, stored)
+	if err != nil {
+		return nil, err
+	}
+	return g.viewWithURLs(c.org, raw)
+}
+
+// The gateway's writes ask their runs for answers without the body
+// (workflows.Write.OmitBody): a run's body is its pinned version's, which
+// never changes, so it is not kept in every answer's history event and
+// record but added here, from the published version. Answers recorded
+// before, and those of a worker from before, carry it and are left so.
+
+// leftOutBody ends a run view as a run encodes it when it left the body
+// out: body is its last field.
+var leftOutBody = []byte(`,"body":""}`)
+
+// withBody returns the run view raw with its process's body when raw left
+// it out.
+func (g *Gateway) withBody(ctx context.Context, org string, raw json.RawMessage) (json.RawMessage, error) {
+	if bytes.HasSuffix(raw, leftOutBody) {
+		var head struct {
+			Run struct {
+				Process string `json:"process"`
+				Version int    `json:"version"`
+			} `json:"run"`
+		}
+		if err := json.Unmarshal(raw, &head); err != nil {
+			return nil, err
+		}
+		body, err := g.body(ctx, org, head.Run.Process, head.Run.Version)
+		if err != nil {
+			return nil, err
+		}
+		n := len(raw) - len(`""}`)
+		out := make([]byte, 0, n+len(body)+1)
+		out = append(append(out, raw[:n]...), body...)
+		return append(out, '}'), nil
+	}
+	if !bytes.Contains(raw, []byte(`"body": ""`)) {
+		return raw, nil
+	}
+	// A record read back from PostgreSQL, whose jsonb spaces it and
+	// orders its keys its own way.
+	var v interpreter.View
+	if err := interpreter.DecodeExact(raw, &v); err != nil {
+		return nil, err
+	}
+	if v.Body != "" {
+		return raw, nil // an empty "body" inside the run's data
+	}
+	pub, err := g.pinned(ctx, org, v.Run.Process, v.Run.Version)
+	if err != nil {
+		return nil, err
+	}
+	v.Body = pub.p.Body
+	return marshal(&v)
+}
+
+// pinned returns the published version a run of it pinned.
+func (g *Gateway) pinned(ctx context.Context, org, name string, version int) (published, error) {
+	if name == "" || version < 1 {
+		return published{}, fmt.Errorf("an answer names no process version (%q v%d) to take its body from", name, version)
+	}
+	pub, err := g.process(ctx, org, name, version)
+	if err != nil {
+		return published{}, fmt.Errorf("the body of %s v%d: %w", name, version, err)
+	}
+	return pub, nil
+}
+
+// body is the body of a published version as a JSON string.
+func (g *Gateway) body(ctx context.Context, org, name string, version int) (json.RawMessage, error) {
+	pub, err := g.pinned(ctx, org, name, version)
+	return pub.body, err
 }
 
 func (g *Gateway) viewWithURLs(org string, raw json.RawMessage) (any, error) {
@@ -58,6 +133,13 @@ func (g *Gateway) renderClaim(ctx context.Context, c *call, stored json.RawMessa
 	}
 	if err := interpreter.DecodeExact(stored, &res); err != nil {
 		return nil, err
+	}
+	if res.Body == "" && res.Process != "" {
+		pub, err := g.pinned(ctx, c.org, res.Process, res.Version)
+		if err != nil {
+			return nil, err
+		}
+		res.Body = pub.p.Body
 	}
 	g.fillURLs(c.org, res.Data)
 	tok := res.Token

@@ -37,6 +37,10 @@ type ClaimResult struct {
 	Handoff   *Handoff  `json:"handoff"`
 	Body      string    `json:"body"`
 	Data      *Data     `json:"data"`
+	// Process and Version name the run's pinned process, whose body a
+	// caller that asked for answers without it (the gateway) adds back.
+	Process string `json:"process,omitempty"`
+	Version int    `json:"version,omitempty"`
 	// Tools and Journal are the step's tools and its journal, for the
 	// baton-tools-1 extension the host renders; empty for a step without
 	// tools.
@@ -89,6 +93,8 @@ func (c Claim) apply(m *Machine, now time.Time) (any, error) {
 		Handoff:   handoffView(sr.Handoff),
 		Body:      m.proc.Body,
 		Data:      m.shownData(),
+		Process:   m.run.Process,
+		Version:   m.run.Version,
 	}
 	if len(s.Tools) > 0 {
 		res.Tools, res.Journal = s.Tools, m.Journal(s.ID)

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"testing"
 	"time"
 
@@ -270,5 +272,75 @@ func TestWriteWithoutDigestReachesTheReadModel(t *testing.T) {
 		if f := ev.GetMarkerRecordedEventAttributes().GetFailure(); f != nil {
 			t.Fatalf("event %d: a local activity failed: %s", ev.EventId, f.GetMessage())
 		}
+	}
+}
+
+// A write that asks for it answers without the process's body, as does a
+// start, in the update's history event and in the record alike: the
+// gateway adds the body back from the published version. A write that
+// does not ask (a gateway from before) gets the body.
+func TestAnswersLeaveOutTheBodyWhenAsked(t *testing.T) {
+	h := setup(t)
+	p := drivetest.Fixture(t, "invoice-approval")
+	// The body's longest plain words, written the same in any JSON.
+	marker := []byte(slices.MaxFunc(regexp.MustCompile(`[A-Za-z ]+`).FindAllString(p.Body, -1), func(a, b string) int { return len(a) - len(b) }))
+	if len(marker) < 20 {
+		t.Fatalf("invoice-approval's body %q has too little to look for", p.Body)
+	}
+	ctx := ctxFor(t)
+	rid := "req-" + randomHex(8)
+	res, err := h.runs.StartRun(ctx, workflows.Input{Org: org, RequestID: rid, Digest: rid, OmitBody: true,
+		Start: interpreter.Start{Process: p, Version: 1, Inputs: interpreter.Samples(p.Inputs), Starter: starter}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := decodeView(t, res); v.Body != "" || v.Run.Process != p.Name || v.Run.Version != 1 || len(v.Steps) == 0 {
+		t.Fatalf("start without the body answered %s", res)
+	}
+	id := workflows.RunID(org, rid)
+
+	claim := claimReq("validate", "l1")
+	claim.RunID, claim.RequestID, claim.OmitBody = id, "req-claim", true
+	raw, err := h.runs.Write(ctx, claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c interpreter.ClaimResult
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Body != "" || c.Process != p.Name || c.Version != 1 || c.Step.ID != "validate" {
+		t.Fatalf("claim without the body answered %s", raw)
+	}
+
+	escalate := workflows.Write{RunID: id, RequestID: "req-escalate", Digest: "escalate",
+		Command: interpreter.Escalate{StepID: "validate", LeaseID: "l1", Actor: agent, Note: "Stuck."}}
+	raw, err = h.runs.Write(ctx, escalate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := decodeView(t, raw); v.Body != p.Body {
+		t.Fatalf("a write that did not ask answered the body %q, want %q", v.Body, p.Body)
+	}
+
+	for _, req := range []string{rid, "req-claim"} {
+		r, err := h.store.GetRequest(ctx, org, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Result == nil || bytes.Contains(r.Result, marker) {
+			t.Errorf("record of %s: %s, want an answer without the body", req, r.Result)
+		}
+	}
+	withBody := 0
+	for _, ev := range h.history(t, id, "").Events {
+		if a := ev.GetWorkflowExecutionUpdateCompletedEventAttributes(); a != nil {
+			if bytes.Contains(a.GetOutcome().GetSuccess().GetPayloads()[0].GetData(), marker) {
+				withBody++
+			}
+		}
+	}
+	if withBody != 1 {
+		t.Errorf("%d answers in the history with the body, want 1 (the escalation's)", withBody)
 	}
 }

@@ -33,6 +33,9 @@ type Input struct {
 	// recording so: every start sets it (Client.StartRun), and a run
 	// continued as new keeps it.
 	Lean bool `json:"lean,omitempty"`
+	// OmitBody asks for the start's answer without the process's body,
+	// which the caller adds back (see Write.OmitBody).
+	OmitBody bool `json:"omitBody,omitempty"`
 }
 
 // Continued carries a run across continue-as-new: the machine's state and
@@ -126,8 +129,14 @@ type Write struct {
 	Digest string
 	// Org, when set, must be the run's: a run of another organization
 	// answers not_found, so several organizations can share a namespace.
-	Org     string
-	Command interpreter.Command
+	Org string
+	// OmitBody asks for an answer (a run view, a claim) whose body is
+	// empty: the caller adds the pinned process's body back from the
+	// published version, so the body, which never changes, is not in
+	// every answer's history event and record. A worker from before it
+	// ignores it and answers with the body.
+	OmitBody bool
+	Command  interpreter.Command
 }
 
 // updateID is the id of the update that carries w.
@@ -203,7 +212,8 @@ func (w Write) MarshalJSON() ([]byte, error) {
 		Digest    string
 		Org       string `json:",omitempty"`
 		RequestID string `json:",omitempty"`
-	}{w.Digest, w.Org, requestID})
+		OmitBody  bool   `json:",omitempty"`
+	}{w.Digest, w.Org, requestID, w.OmitBody})
 	if err != nil {
 		return nil, err
 	}
@@ -224,6 +234,7 @@ func decodeWrite(name string, raw json.RawMessage) (Write, error) {
 			Digest    string
 			Org       string
 			RequestID string
+			OmitBody  bool
 		}
 		if err := json.Unmarshal(raw, &head); err != nil {
 			return Write{}, fmt.Errorf("update %s: %w", name, err)
@@ -232,7 +243,7 @@ func decodeWrite(name string, raw json.RawMessage) (Write, error) {
 		if err := interpreter.DecodeExact(raw, cmd); err != nil {
 			return Write{}, fmt.Errorf("update %s: %w", name, err)
 		}
-		return Write{Digest: head.Digest, Org: head.Org, RequestID: head.RequestID, Command: cmd}, nil
+		return Write{Digest: head.Digest, Org: head.Org, RequestID: head.RequestID, OmitBody: head.OmitBody, Command: cmd}, nil
 	}
 	return Write{}, fmt.Errorf("workflows: no update named %q", name)
 }

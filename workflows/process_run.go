@@ -164,7 +164,7 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 	if in.Continued == nil && in.RequestID != "" {
 		// The start's answer is the first view; it is recorded with the
 		// first read-model write, and the start update returns it.
-		b, err := json.Marshal(r.m.View(now))
+		b, err := encodeAnswer(r.m.View(now), in.OmitBody)
 		if err != nil {
 			return nil, err
 		}
@@ -254,9 +254,9 @@ func (r *runner) register(ctx workflow.Context) error {
 			return Result{}, refusal(interpreter.ErrRequestIDReused())
 		}
 		if info := workflow.GetCurrentUpdateInfo(ctx); info != nil && info.ID == r.in.RequestID && q.Digest == r.startAnswer.Digest {
-			return r.answer(ctx, q.Digest, r.startAnswer.Value)
+			return r.answer(ctx, q.Digest, r.startAnswer.Value, false)
 		}
-		return r.answer(ctx, q.Digest, r.m.View(workflow.Now(ctx)))
+		return r.answer(ctx, q.Digest, r.m.View(workflow.Now(ctx)), r.in.OmitBody)
 	}, workflow.UpdateHandlerOptions{})
 	if err != nil {
 		return err
@@ -444,7 +444,7 @@ func (r *runner) apply(ctx workflow.Context, q Write) (Result, error) {
 		return Result{}, recordedRefusal(err)
 	}
 	r.dirty = true
-	b, err := json.Marshal(res)
+	b, err := encodeAnswer(res, q.OmitBody)
 	if err != nil {
 		return Result{}, err
 	}
@@ -557,14 +557,34 @@ func (r *runner) runCall(ctx workflow.Context, need *interpreter.CallNeeded, rel
 
 // answer encodes a command's result as the update's answer and keeps it
 // for replays across continue-as-new.
-func (r *runner) answer(ctx workflow.Context, digest string, res any) (Result, error) {
-	b, err := json.Marshal(res)
+func (r *runner) answer(ctx workflow.Context, digest string, res any, omitBody bool) (Result, error) {
+	b, err := encodeAnswer(res, omitBody)
 	if err != nil {
 		return Result{}, err
 	}
 	out := Result{Digest: digest, Value: b}
 	r.keep(ctx, out)
 	return out, nil
+}
+
+// encodeAnswer encodes a command's result as an answer. With omitBody a
+// run view's or a claim's body is left empty: the caller adds the pinned
+// process's body back, so a body of up to MaxProcessBytes is not in every
+// answer the history and the read model keep.
+func encodeAnswer(res any, omitBody bool) ([]byte, error) {
+	if omitBody {
+		switch v := res.(type) {
+		case *interpreter.View:
+			lean := *v
+			lean.Body = ""
+			res = &lean
+		case *interpreter.ClaimResult:
+			lean := *v
+			lean.Body = ""
+			res = &lean
+		}
+	}
+	return json.Marshal(res)
 }
 
 // keep keeps the current update's answer for replays across
