@@ -115,13 +115,13 @@ func (g *Gateway) getRun(ctx context.Context, c *call) (any, error) {
 	if final != nil {
 		// An ended run's view never changes; it is served from the read
 		// model, whatever Temporal's retention.
-		return g.viewWithURLs(c.org, final)
+		return g.renderView(ctx, c, final)
 	}
 	raw, err := g.runs.View(ctx, runID)
 	if errors.Is(err, workflows.ErrNoRun) {
 		// It ended between the two reads.
 		if final, err = g.store.FinalView(ctx, c.org, runID); err == nil && final != nil {
-			return g.viewWithURLs(c.org, final)
+			return g.renderView(ctx, c, final)
 		}
 		return nil, interpreter.ErrRetry()
 	}

@@ -42,8 +42,9 @@ const bodyMarker = "body-marker-7f3a"
 // both per write. The runs now answer the gateway without it and the
 // gateway adds it back from the published version: every answer has the
 // body, the first time and replayed (from the run, and from the record
-// once the run has ended), while the run's history holds it only in its
-// start.
+// once the run has ended), and so does get_run of the ended run, while
+// the run's history holds the body only in its start, and neither the
+// records nor the ended run's view in the read model hold it.
 func TestAnswersHaveTheBodyTheHistoryDoesNotRepeat(t *testing.T) {
 	t.Parallel()
 	b := start(t, options{})
@@ -130,6 +131,12 @@ func TestAnswersHaveTheBodyTheHistoryDoesNotRepeat(t *testing.T) {
 	}
 	if updates != 4 || len(withBody) != 0 {
 		t.Errorf("%d answers in the history, %d of them with the body; want 4 answers, none with it", updates, len(withBody))
+	}
+	// Nor does the ended run's view in the read model, which get_run
+	// answered above.
+	final, err := b.store.FinalView(ctx, b.opts.Org, runID)
+	if err != nil || final == nil || bytes.Contains(final, []byte(bodyMarker)) {
+		t.Errorf("the final view: %s, %v; want one without the body", final, err)
 	}
 	// Nor do the records of the answers.
 	for _, id := range []any{startArgs["requestId"], claimArgs["requestId"], submitArgs["requestId"], decide["requestId"]} {

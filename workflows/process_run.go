@@ -659,6 +659,12 @@ func (r *runner) publish(ctx workflow.Context, answer *Answered) bool {
 		if l, err = r.m.Listing(now); err != nil {
 			workflow.GetLogger(ctx).Error("listing failed", "run", r.in.RunID, "error", err)
 			l = nil
+		} else if l.Final != nil && r.in.OmitBody {
+			// get_run adds the body to an ended run's view, as to answers.
+			if l.Final, err = encodeAnswer(r.m.View(now), true); err != nil {
+				workflow.GetLogger(ctx).Error("final view failed", "run", r.in.RunID, "error", err)
+				l = nil
+			}
 		}
 	}
 	// The machine has moved on: the write happens even when the workflow
