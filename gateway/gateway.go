@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -193,8 +192,7 @@ type Gateway struct {
 
 	perIdentity *identitySlots
 
-	mu        sync.Mutex
-	processes map[string]published // "org\x00name@version" → what starts and calls read of it
+	versions *versionCache // "org\x00name@version" → what starts, calls and answers read of it
 
 	mounts map[string]http.Handler // served beside /mcp, see Mount
 
@@ -212,7 +210,7 @@ func New(s *store.Store, runs *workflows.Client, verify auth.Verifier, opts *Opt
 	}
 	// A client calls many times with one token: it is checked once a
 	// minute, not on every call.
-	g := &Gateway{store: s, runs: runs, verify: auth.Cached(verify, 0, 0), processes: map[string]published{}}
+	g := &Gateway{store: s, runs: runs, verify: auth.Cached(verify, 0, 0), versions: newVersionCache(versionCacheBytes)}
 	g.cut, g.cutDone = context.WithCancel(context.Background())
 	if opts != nil {
 		g.opts = *opts
@@ -327,7 +325,8 @@ func (g *Gateway) Mount(pattern string, h http.Handler) {
 
 // published is what the gateway keeps of a published version: its
 // parsed definition and its role bindings. A published version never
-// changes, so it is read from PostgreSQL once per gateway.
+// changes, so it is read from PostgreSQL once per gateway (while the
+// versions it keeps fit versionCacheBytes).
 type published struct {
 	p       *interpreter.Process
 	version int
@@ -348,10 +347,7 @@ func (g *Gateway) process(ctx context.Context, org, name string, version int) (p
 		}
 		version = v
 	}
-	g.mu.Lock()
-	pub, ok := g.processes[processKey(org, name, version)]
-	g.mu.Unlock()
-	if ok {
+	if pub, ok := g.versions.get(processKey(org, name, version)); ok {
 		return pub, nil
 	}
 	pv, err := g.store.GetVersion(ctx, org, name, version)
@@ -364,10 +360,7 @@ func (g *Gateway) process(ctx context.Context, org, name string, version int) (p
 // keep parses a published version read from the store and keeps it.
 func (g *Gateway) keep(pv store.ProcessVersion) (published, error) {
 	key := processKey(pv.Org, pv.Name, pv.Version)
-	g.mu.Lock()
-	pub, ok := g.processes[key]
-	g.mu.Unlock()
-	if ok {
+	if pub, ok := g.versions.get(key); ok {
 		return pub, nil
 	}
 	p := &interpreter.Process{}
@@ -378,11 +371,9 @@ func (g *Gateway) keep(pv store.ProcessVersion) (published, error) {
 	if err != nil {
 		return published{}, fmt.Errorf("process %s: %w", key, err)
 	}
-	pub = published{p: p, version: pv.Version, roles: pv.Roles, body: body}
-	g.mu.Lock()
-	g.processes[key] = pub
-	g.mu.Unlock()
-	return pub, nil
+	pub := published{p: p, version: pv.Version, roles: pv.Roles, body: body}
+	// The parsed definition takes about what its JSON does.
+	return g.versions.put(key, pub, len(pv.Definition)+len(body)), nil
 }
 
 func processKey(org, name string, version int) string {

@@ -63,3 +63,37 @@ func TestPublishedVersionReadOnce(t *testing.T) {
 		t.Fatalf("another gateway's first read of version %d: cfo %q, %v; want the stored g_tampered", v1.Version, got.roles["cfo"], err)
 	}
 }
+
+// The versions a gateway keeps stay within their budget of bytes, the
+// least recently used going first; a version larger than the budget is
+// still kept while it is the latest read, and a version kept twice at
+// once keeps its first.
+func TestVersionCacheKeepsTheRecentWithinItsBudget(t *testing.T) {
+	t.Parallel()
+	c := newVersionCache(100)
+	v := func(n int) published { return published{version: n} }
+	has := func(key string) bool { _, ok := c.get(key); return ok }
+	c.put("a", v(1), 40)
+	c.put("b", v(2), 40)
+	if !has("a") { // a is now the most recently used, b the least
+		t.Fatal("a was not kept")
+	}
+	c.put("c", v(3), 40) // 120 bytes: b goes
+	if has("b") || !has("a") || !has("c") {
+		t.Fatalf("after c: a %v, b %v, c %v; want a and c", has("a"), has("b"), has("c"))
+	}
+	if c.used != 80 || c.order.Len() != 2 || len(c.entries) != 2 {
+		t.Fatalf("used %d bytes in %d entries (%d in the map), want 80 in 2", c.used, c.order.Len(), len(c.entries))
+	}
+	if got := c.put("c", v(30), 40); got.version != 3 || c.used != 80 {
+		t.Fatalf("c kept again: version %d, %d bytes used; want the first (3), 80", got.version, c.used)
+	}
+	c.put("huge", v(4), 500)
+	if !has("huge") || has("a") || has("c") || c.used != 500 {
+		t.Fatalf("after a version over the budget: huge %v, a %v, c %v, %d bytes; want huge alone", has("huge"), has("a"), has("c"), c.used)
+	}
+	c.put("d", v(5), 10)
+	if has("huge") || !has("d") || c.used != 10 {
+		t.Fatalf("after d: huge %v, d %v, %d bytes; want d alone", has("huge"), has("d"), c.used)
+	}
+}
