@@ -117,7 +117,7 @@ func (g *Gateway) getRun(ctx context.Context, c *call) (any, error) {
 		// model, whatever Temporal's retention.
 		return g.renderView(ctx, c, final)
 	}
-	raw, err := g.runs.View(ctx, runID)
+	raw, err := g.runs.ViewWithoutBody(ctx, runID)
 	if errors.Is(err, workflows.ErrNoRun) {
 		// It ended between the two reads.
 		if final, err = g.store.FinalView(ctx, c.org, runID); err == nil && final != nil {
@@ -128,7 +128,7 @@ func (g *Gateway) getRun(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return g.viewWithURLs(c.org, raw)
+	return g.renderView(ctx, c, raw)
 }
 
 func (g *Gateway) listRuns(ctx context.Context, c *call) (any, error) {

@@ -42,7 +42,8 @@ const bodyMarker = "body-marker-7f3a"
 // both per write. The runs now answer the gateway without it and the
 // gateway adds it back from the published version: every answer has the
 // body, the first time and replayed (from the run, and from the record
-// once the run has ended), and so does get_run of the ended run, while
+// once the run has ended), and so does get_run, of the run going on (a
+// query that asks for the view without the body) and ended, while
 // the run's history holds the body only in its start, and neither the
 // records nor the ended run's view in the read model hold it.
 func TestAnswersHaveTheBodyTheHistoryDoesNotRepeat(t *testing.T) {
@@ -67,6 +68,7 @@ func TestAnswersHaveTheBodyTheHistoryDoesNotRepeat(t *testing.T) {
 	starter.ok("start_run", startArgs, &v)
 	hasBody("start_run", v.Body)
 	runID := v.Run.ID
+	hasBody("get_run of the run going on", getRun(starter, runID).Body)
 
 	claimArgs := map[string]any{"runId": runID, "stepId": "work", "requestId": rid()}
 	var c interpreter.ClaimWire

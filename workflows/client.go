@@ -159,7 +159,22 @@ func (c *Client) result(ctx context.Context, h client.WorkflowUpdateHandle, dige
 
 // View returns a running run's view.
 func (c *Client) View(ctx context.Context, runID string) (json.RawMessage, error) {
-	q, err := c.c.QueryWorkflow(ctx, runID, "", QueryView)
+	return c.view(ctx, runID, ViewRequest{})
+}
+
+// ViewWithoutBody is View with the body left empty, for a caller that adds
+// it from the published version (see Write.OmitBody). A worker from before
+// answers with the body.
+func (c *Client) ViewWithoutBody(ctx context.Context, runID string) (json.RawMessage, error) {
+	return c.view(ctx, runID, ViewRequest{OmitBody: true})
+}
+
+func (c *Client) view(ctx context.Context, runID string, r ViewRequest) (json.RawMessage, error) {
+	var args []any
+	if r != (ViewRequest{}) {
+		args = []any{r}
+	}
+	q, err := c.c.QueryWorkflow(ctx, runID, "", QueryView, args...)
 	if err != nil {
 		return nil, noRun(err)
 	}

@@ -275,8 +275,9 @@ func TestWriteWithoutDigestReachesTheReadModel(t *testing.T) {
 	}
 }
 
-// A write that asks for it answers without the process's body, as does a
-// start, in the update's history event and in the record alike: the
+// A write that asks for it answers without the process's body, as do a
+// start and the view query, in the update's history event and in the
+// record alike: the
 // gateway adds the body back from the published version. A write that
 // does not ask (a gateway from before) gets the body.
 func TestAnswersLeaveOutTheBodyWhenAsked(t *testing.T) {
@@ -321,6 +322,21 @@ func TestAnswersLeaveOutTheBodyWhenAsked(t *testing.T) {
 	}
 	if v := decodeView(t, raw); v.Body != p.Body {
 		t.Fatalf("a write that did not ask answered the body %q, want %q", v.Body, p.Body)
+	}
+
+	raw, err = h.runs.ViewWithoutBody(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := decodeView(t, raw); v.Body != "" || v.Run.ID != id {
+		t.Fatalf("the view without the body: %s", raw)
+	}
+	raw, err = h.runs.View(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := decodeView(t, raw); v.Body != p.Body {
+		t.Fatalf("the view has the body %q, want %q", v.Body, p.Body)
 	}
 
 	for _, req := range []string{rid, "req-claim"} {

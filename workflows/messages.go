@@ -101,6 +101,14 @@ type Outcome struct {
 	Ended   *interpreter.Ended `json:"ended"`
 }
 
+// ViewRequest is the view query's argument, which a query without one
+// (a caller from before) reads as the zero value. A worker from before
+// ignores it.
+type ViewRequest struct {
+	// OmitBody asks for the view with an empty body (see Write.OmitBody).
+	OmitBody bool `json:",omitempty"`
+}
+
 // StartRequest is the start update's argument.
 type StartRequest struct{ Digest string }
 

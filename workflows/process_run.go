@@ -237,8 +237,8 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 
 // register installs the query, update and signal handlers.
 func (r *runner) register(ctx workflow.Context) error {
-	err := workflow.SetQueryHandler(ctx, QueryView, func() (json.RawMessage, error) {
-		return json.Marshal(r.m.View(workflow.Now(ctx)))
+	err := workflow.SetQueryHandler(ctx, QueryView, func(q ViewRequest) (json.RawMessage, error) {
+		return encodeAnswer(r.m.View(workflow.Now(ctx)), q.OmitBody)
 	})
 	if err != nil {
 		return err
