@@ -70,11 +70,11 @@ func (r *Registry) ImportDir(ctx context.Context, dir, by string) (*Draft, error
 
 // MaxProcessBytes caps the size of a PROCESS.md the registry imports. The
 // specification sets no limit; a process is a page or two of text. A run
-// carries its process by value in the one payload that starts it and
-// continues it as new (where Temporal refuses past 2 MiB), its step texts
-// twice (parsed and as canonical frontmatter), and every run view and
-// claim carries its body: at 256 KiB the largest process, beside the
-// largest run, still fits.
+// carries its process by value, parsed and without its canonical
+// frontmatter, in the one payload that starts it and continues it as new
+// (where Temporal refuses past 2 MiB); the gateway adds the body to run
+// views and claims: at 256 KiB the largest process, beside the largest
+// run, still fits.
 const MaxProcessBytes = 256 << 10
 
 // Import validates a PROCESS.md against what this server offers and makes

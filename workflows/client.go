@@ -79,6 +79,15 @@ func (c *Client) StartRun(ctx context.Context, in Input) (json.RawMessage, error
 	}
 	in.RunID = RunID(in.Org, in.RequestID)
 	in.Lean = true // see changeLeanStart
+	if in.Process.Frontmatter != nil {
+		// A run never reads its process's canonical frontmatter (the
+		// registry keeps it, and the hash the run pins covers it): it
+		// repeated the steps, up to MaxProcessBytes, in the history's
+		// first event and in every continue-as-new.
+		p := *in.Process
+		p.Frontmatter = nil
+		in.Process = &p
+	}
 	// The machine checks the start before anything is recorded.
 	m, err := interpreter.StartRun(in.Start, time.Now())
 	if err != nil {

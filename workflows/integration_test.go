@@ -360,3 +360,33 @@ func TestAnswersLeaveOutTheBodyWhenAsked(t *testing.T) {
 		t.Errorf("%d answers in the history with the body, want 1 (the escalation's)", withBody)
 	}
 }
+
+// A run's start input leaves out the process's canonical frontmatter,
+// which repeated its steps: the run never reads it, and pins the process
+// by its hash. The run still runs.
+func TestStartInputLeavesOutTheFrontmatter(t *testing.T) {
+	h := setup(t)
+	p := drivetest.Fixture(t, "invoice-approval")
+	if len(p.Frontmatter) == 0 {
+		t.Fatal("the parsed fixture has no frontmatter")
+	}
+	r := h.start(p, interpreter.Samples(p.Inputs))
+	if len(p.Frontmatter) == 0 {
+		t.Fatal("the start changed the caller's process")
+	}
+	first := r.history("").Events[0].GetWorkflowExecutionStartedEventAttributes()
+	var in workflows.Input
+	if err := json.Unmarshal(first.GetInput().GetPayloads()[0].GetData(), &in); err != nil {
+		t.Fatal(err)
+	}
+	if fm := string(in.Process.Frontmatter); fm != "" && fm != "null" {
+		t.Errorf("the start's input has the frontmatter: %.200s", fm)
+	}
+	if in.Process.Hash != p.Hash || len(in.Process.Steps) != len(p.Steps) || in.Process.Body != p.Body {
+		t.Fatalf("the start's input lost more than the frontmatter: hash %s, %d steps", in.Process.Hash, len(in.Process.Steps))
+	}
+	r.must(workflows.UpdateClaim, claimReq("validate", "l1"))
+	if stepState(r.view(), "validate") != "claimed" {
+		t.Fatalf("validate is %s after the claim", stepState(r.view(), "validate"))
+	}
+}
