@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -217,9 +218,23 @@ func noRun(err error) error {
 // that no backtick in it can end them.
 func staticDetails(in Input) string {
 	inputs, _ := json.Marshal(in.Inputs)
-	return fmt.Sprintf("**%s** version %d, content hash %s\n\nStarted by %s (%s), mode %s.\n\nInputs: %s",
-		in.Process.Name, in.Version, codeSpan(in.Process.Hash), codeSpan(in.Starter.ID), in.Starter.Kind, in.Mode, codeSpan(string(inputs)))
+	shown, more := inputs, ""
+	if len(inputs) > detailsInputBytes {
+		cut := detailsInputBytes
+		for cut > 0 && !utf8.RuneStart(inputs[cut]) {
+			cut--
+		}
+		shown, more = inputs[:cut], fmt.Sprintf(" (the first %d of %d bytes; get_run has them all)", cut, len(inputs))
+	}
+	return fmt.Sprintf("**%s** version %d, content hash %s\n\nStarted by %s (%s), mode %s.\n\nInputs: %s%s",
+		in.Process.Name, in.Version, codeSpan(in.Process.Hash), codeSpan(in.Starter.ID), in.Starter.Kind, in.Mode, codeSpan(string(shown)), more)
 }
+
+// detailsInputBytes is how much of a run's inputs its details in the
+// Temporal UI show. The inputs, up to limits.runDataBytes, are in the
+// start's input already, and Temporal bounds a workflow's details where it
+// checks them (limit.userMetadataDetailsSize, 20,000 bytes by default).
+const detailsInputBytes = 4 << 10
 
 // codeSpan renders s as a markdown code span whose fence is longer than
 // any run of backticks inside it (CommonMark §6.1).
