@@ -274,7 +274,10 @@ func (g *Gateway) answerDirect(w http.ResponseWriter, r *http.Request, c directC
 	if c.newProtocol {
 		res.Meta = mcp.Meta{mcp.MetaKeyServerInfo: g.impl}
 	}
-	b, err := json.Marshal(res)
+	// The result's own encoder, not json.Marshal: that would go over its
+	// output once more, to check and compact what is already compact,
+	// and a run view with its body can be hundreds of kilobytes.
+	b, err := res.MarshalJSON()
 	if err == nil && c.newProtocol {
 		b, err = completeResult(b)
 	}
