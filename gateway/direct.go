@@ -274,10 +274,7 @@ func (g *Gateway) answerDirect(w http.ResponseWriter, r *http.Request, c directC
 	if c.newProtocol {
 		res.Meta = mcp.Meta{mcp.MetaKeyServerInfo: g.impl}
 	}
-	// The result's own encoder, not json.Marshal: that would go over its
-	// output once more, to check and compact what is already compact,
-	// and a run view with its body can be hundreds of kilobytes.
-	b, err := res.MarshalJSON()
+	b, err := encodeResult(res)
 	if err == nil && c.newProtocol {
 		b, err = completeResult(b)
 	}
@@ -295,6 +292,59 @@ func (g *Gateway) answerDirect(w http.ResponseWriter, r *http.Request, c directC
 	out = append(out, b...)
 	out = append(out, '}')
 	_, _ = w.Write(out)
+}
+
+// encodeResult encodes a tool result as the MCP SDK does, byte for byte,
+// in fewer passes over it: the SDK encodes each part, then checks and
+// compacts it again at every level, and a run view with the body of a
+// large process is hundreds of kilobytes. A result with parts the
+// gateway's results never have goes to the SDK's encoder.
+func encodeResult(res *mcp.CallToolResult) ([]byte, error) {
+	structured, ok := res.StructuredContent.(json.RawMessage)
+	if !ok || res.InputRequests != nil || res.RequestState != "" || len(res.Content) == 0 {
+		return res.MarshalJSON()
+	}
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if !ok || text.Meta != nil || text.Annotations != nil {
+		return res.MarshalJSON()
+	}
+	// The SDK's encoding/json writes strings with <, > and & escaped, and
+	// escapes them in the structured content it copies.
+	textJSON, err := json.Marshal(text.Text)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.Grow(len(textJSON) + len(structured) + 128)
+	b.WriteByte('{')
+	if len(res.Meta) > 0 {
+		meta, err := json.Marshal(res.Meta)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(`"_meta":`)
+		b.Write(meta)
+		b.WriteByte(',')
+	}
+	b.WriteString(`"content":[{"type":"text","text":`)
+	b.Write(textJSON)
+	b.WriteByte('}')
+	for _, c := range res.Content[1:] {
+		part, err := json.Marshal(c)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteByte(',')
+		b.Write(part)
+	}
+	// The structured content is the envelope the gateway encoded, compact.
+	b.WriteString(`],"structuredContent":`)
+	json.HTMLEscape(&b, structured)
+	if res.IsError {
+		b.WriteString(`,"isError":true`)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // completeResult adds the new protocol's resultType to an encoded tool

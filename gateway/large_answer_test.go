@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
 )
@@ -109,5 +111,39 @@ func BenchmarkLargeView(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// encodeResult writes what json.Marshal of the SDK's result writes, byte
+// for byte: text and structured content with what JSON escapes (quotes,
+// <, > and &, U+2028, non-ASCII), a refusal, the new protocol's _meta,
+// file links, and results it leaves to the SDK's encoder.
+func TestEncodeResultIsTheSDKs(t *testing.T) {
+	env := []byte(`{"ok":true,"data":{"body":"<b>\"x\"</b> & é` + "\u2028" + `","n":1.50}}`)
+	size := int64(12)
+	results := map[string]*mcp.CallToolResult{
+		"plain": {StructuredContent: json.RawMessage(env), Content: []mcp.Content{&mcp.TextContent{Text: string(env)}}},
+		"refusal": {IsError: true, StructuredContent: json.RawMessage(`{"ok":false,"error":{"code":"invalid"}}`),
+			Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":false,"error":{"code":"invalid"}}`}}},
+		"meta": {Meta: mcp.Meta{mcp.MetaKeyServerInfo: &mcp.Implementation{Name: "baton", Version: "1"}},
+			StructuredContent: json.RawMessage(env), Content: []mcp.Content{&mcp.TextContent{Text: string(env)}}},
+		"file links": {StructuredContent: json.RawMessage(env), Content: []mcp.Content{&mcp.TextContent{Text: string(env)},
+			&mcp.ResourceLink{URI: "http://127.0.0.1/files/f_1?sig=a&b", Name: "r<1>.pdf", MIMEType: "application/pdf", Size: &size}}},
+		"annotated text (the SDK's)": {StructuredContent: json.RawMessage(env),
+			Content: []mcp.Content{&mcp.TextContent{Text: string(env), Annotations: &mcp.Annotations{Priority: 1}}}},
+		"no structured content (the SDK's)": {Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}},
+	}
+	for name, res := range results {
+		got, err := encodeResult(res)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s: encodeResult wrote\n%s\njson.Marshal\n%s", name, got, want)
+		}
 	}
 }
