@@ -269,7 +269,11 @@ func TestDirectCallsOfTheSDKClient(t *testing.T) {
 func BenchmarkDescribeCall(b *testing.B) {
 	_, direct, sdk, tok := bothPaths(b)
 	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"describe","arguments":{},` + newMeta + `}}`
-	h := newHeader(tok, "describe")
+	benchBothPaths(b, direct, sdk, newHeader(tok, "describe"), body)
+}
+
+// benchBothPaths times one request, answered directly and by the SDK.
+func benchBothPaths(b *testing.B, direct, sdk *httptest.Server, h http.Header, body string) {
 	for _, srv := range []struct {
 		name string
 		url  string

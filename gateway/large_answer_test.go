@@ -99,19 +99,7 @@ func BenchmarkLargeView(b *testing.B) {
 	bu, direct, sdk, tok := bothPaths(b)
 	runID := endedRun(b, bu, nearMaxBody())
 	req := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_run","arguments":{"runId":"` + runID + `"},` + newMeta + `}}`
-	h := newHeader(tok, "get_run")
-	for _, srv := range []struct {
-		name string
-		url  string
-	}{{"direct", direct.URL}, {"sdk", sdk.URL}} {
-		b.Run(srv.name, func(b *testing.B) {
-			for b.Loop() {
-				if got := send(b, srv.url, h, "", req); got.status != http.StatusOK {
-					b.Fatalf("status %d", got.status)
-				}
-			}
-		})
-	}
+	benchBothPaths(b, direct, sdk, newHeader(tok, "get_run"), req)
 }
 
 // encodeResult writes what json.Marshal of the SDK's result writes, byte

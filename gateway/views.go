@@ -62,13 +62,13 @@ func (g *Gateway) withBody(ctx context.Context, org string, raw json.RawMessage)
 		if err := json.Unmarshal(raw, &head); err != nil {
 			return nil, err
 		}
-		body, err := g.body(ctx, org, head.Run.Process, head.Run.Version)
+		pub, err := g.pinned(ctx, org, head.Run.Process, head.Run.Version)
 		if err != nil {
 			return nil, err
 		}
 		n := len(raw) - len(`""}`)
-		out := make([]byte, 0, n+len(body)+1)
-		out = append(append(out, raw[:n]...), body...)
+		out := make([]byte, 0, n+len(pub.body)+1)
+		out = append(append(out, raw[:n]...), pub.body...)
 		return append(out, '}'), nil
 	}
 	if !bytes.Contains(raw, []byte(`"body": ""`)) {
@@ -101,12 +101,6 @@ func (g *Gateway) pinned(ctx context.Context, org, name string, version int) (pu
 		return published{}, fmt.Errorf("the body of %s v%d: %w", name, version, err)
 	}
 	return pub, nil
-}
-
-// body is the body of a published version as a JSON string.
-func (g *Gateway) body(ctx context.Context, org, name string, version int) (json.RawMessage, error) {
-	pub, err := g.pinned(ctx, org, name, version)
-	return pub.body, err
 }
 
 func (g *Gateway) viewWithURLs(org string, raw json.RawMessage) (any, error) {
