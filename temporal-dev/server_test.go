@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/grpc"
 
 	"github.com/baton-run/baton/internal/pgtest"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
@@ -327,4 +329,50 @@ func tooManyInts() map[string]enums.IndexedValueType {
 		m["Int"+strconv.Itoa(i)] = enums.INDEXED_VALUE_TYPE_INT
 	}
 	return m
+}
+
+// TestClientsDoNotCompress checks that the server's clients send their
+// gRPC uncompressed unless asked to compress: the SDK's default is gzip,
+// which on loopback only costs CPU on every call and every workflow task.
+func TestClientsDoNotCompress(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		comp client.GrpcCompression
+		want string
+	}{
+		{"default", nil, ""},
+		{"asked for gzip", &client.GrpcCompressionGzip{}, "gzip"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			calls := map[string]int{}
+			record := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+				comp := ""
+				for _, o := range opts {
+					if c, ok := o.(grpc.CompressorCallOption); ok {
+						comp = c.CompressorType
+					}
+				}
+				mu.Lock()
+				calls[comp]++
+				mu.Unlock()
+				return invoker(ctx, method, req, reply, cc, opts...)
+			}
+			c, err := srv.NewClient(context.Background(), client.Options{ConnectionOptions: client.ConnectionOptions{
+				GrpcCompression: tt.comp,
+				DialOptions:     []grpc.DialOption{grpc.WithChainUnaryInterceptor(record)},
+			}})
+			if err != nil {
+				t.Fatalf("NewClient: %v", err)
+			}
+			defer c.Close()
+			runGreet(t, c, "greet-compression-"+strings.ReplaceAll(tt.name, " ", "-"))
+			mu.Lock()
+			defer mu.Unlock()
+			if len(calls) != 1 || calls[tt.want] == 0 {
+				t.Fatalf("calls by compressor = %v, want all %q", calls, tt.want)
+			}
+		})
+	}
 }

@@ -170,8 +170,8 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		return fmt.Errorf("start Temporal: %w", err)
 	}
 	defer func() { _ = tsrv.Stop() }()
-	// The embedded server is on loopback: compressing only costs CPU.
-	copts := client.Options{DataConverter: workflows.DataConverter, ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}}
+	// Uncompressed, as the embedded server's clients are (NewClient).
+	copts := client.Options{DataConverter: workflows.DataConverter}
 	if err := telemetry.Temporal(&copts, obs.metrics, obs.tracing); err != nil {
 		return err
 	}
