@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -184,6 +185,52 @@ func BenchmarkUpsertRun(b *testing.B) {
 		{StepID: "approve", WorkItemID: "w_bench", Kind: store.WorkApprove, ReadySince: t0, Due: &due, AssignedGroup: "g_finance"},
 	}
 	rewrite(b, s, r, work)
+}
+
+// BenchmarkPublishRunAfterIdle is a write's read-model transaction (the
+// run's row, its work and the write's answer, as a claim publishes them)
+// after PostgreSQL has had nothing to do for a while, as it has when a
+// write reaches it: a call at a time spends milliseconds in Temporal
+// before its worker writes. It reports the transaction's mean (ns/op),
+// median and 90th percentile; the pause is not timed. The gap
+// between "back-to-back" and the others is what waking an idle database
+// costs on the machine, not what the transaction does. Run it with a
+// fixed count, say -benchtime 200x: the pauses add up.
+func BenchmarkPublishRunAfterIdle(b *testing.B) {
+	s := seededStore(b)
+	ctx := context.Background()
+	for _, idle := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond, 50 * time.Millisecond} {
+		name := "back-to-back"
+		if idle > 0 {
+			name = "idle-" + idle.String()
+		}
+		b.Run(name, func(b *testing.B) {
+			benchUpserts++
+			r := run(fmt.Sprintf("r_idle_%d", benchUpserts), 0, t0, `{"vendorName": "Idle", "amount": 1}`)
+			work := []store.WorkRow{agentStep("check", t0)}
+			result := json.RawMessage(`{"token": "t", "step": {"id": "check"}}`)
+			// Timed here, not by the benchmark's timer: stopping that
+			// timer stops the world, which is not what an idle server sees.
+			took := make([]time.Duration, 0, b.N)
+			var sum time.Duration
+			for i := 0; i < b.N; i++ {
+				time.Sleep(idle)
+				r.Seq++
+				answer := &store.Request{Org: org, RequestID: fmt.Sprintf("q_idle_%d_%d", benchUpserts, i), Tool: "claim", Digest: "ab", Result: result, RunID: r.RunID}
+				begin := time.Now()
+				applied, err := s.PublishRun(ctx, nil, &r, work, answer)
+				d := time.Since(begin)
+				if err != nil || !applied {
+					b.Fatalf("applied %v, err %v", applied, err)
+				}
+				took, sum = append(took, d), sum+d
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(sum.Nanoseconds())/float64(b.N), "ns/op")
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(took[len(took)*9/10].Microseconds())/1000, "p90-ms")
+		})
+	}
 }
 
 // rewrite writes run r with work again and again, each time at the next
