@@ -107,6 +107,9 @@ func TestBenchRounds(t *testing.T) {
 		if p.Runs != 3 || p.Failed != 0 {
 			t.Errorf("%s: %d runs, %d failed; want 3, none failed", p.Name, p.Runs, p.Failed)
 		}
+		if p.CPU <= 0 {
+			t.Errorf("%s: the bench's own CPU is %v", p.Name, p.CPU)
+		}
 		want := map[string]int{"start_run": 3, "claim": 3, "submit": 3, "decide": 3}
 		switch {
 		case p.Name == "bare-starts":

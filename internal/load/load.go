@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/baton-run/baton/internal/drive"
@@ -140,6 +141,9 @@ type Phase struct {
 	Errors map[string]int
 	// RSS is the resident memory of Options.PID after the phase, bytes.
 	RSS int64
+	// CPU is the CPU time this process used in the phase, user and system:
+	// the clients' cost, and in the bare phases the bare worker's too.
+	CPU time.Duration
 }
 
 // RunsPerSecond is the phase's throughput.
@@ -352,7 +356,7 @@ func (o *Options) parallel(ctx context.Context, name string, t *timings, one fun
 	var next, failed atomic.Int64
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
-	begin := time.Now()
+	begin, cpu := time.Now(), processCPU()
 	for c := 0; c < o.Concurrency; c++ {
 		wg.Add(1)
 		go func() {
@@ -371,7 +375,7 @@ func (o *Options) parallel(ctx context.Context, name string, t *timings, one fun
 		}()
 	}
 	wg.Wait()
-	p := &Phase{Name: name, Runs: o.Runs, Failed: int(failed.Load()), Elapsed: time.Since(begin), Calls: t.d, Errors: t.err, RSS: o.rss()}
+	p := &Phase{Name: name, Runs: o.Runs, Failed: int(failed.Load()), Elapsed: time.Since(begin), Calls: t.d, Errors: t.err, RSS: o.rss(), CPU: processCPU() - cpu}
 	if err, _ := firstErr.Load().(error); err != nil {
 		fmt.Fprintf(o.Out, "%s: %d of %d runs failed; the first: %v\n", name, p.Failed, p.Runs, err)
 		if p.Failed == p.Runs {
@@ -379,6 +383,15 @@ func (o *Options) parallel(ctx context.Context, name string, t *timings, one fun
 		}
 	}
 	return p, ctx.Err()
+}
+
+// processCPU returns the CPU time this process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // rss returns the resident memory of Options.PID, or 0.
@@ -418,6 +431,9 @@ func (o *Options) print(p *Phase) {
 	}
 	if p.RSS > 0 {
 		fmt.Fprintf(o.Out, ", RSS %d MB", p.RSS>>20)
+	}
+	if p.Runs > 0 && p.CPU > 0 {
+		fmt.Fprintf(o.Out, ", bench CPU %.1f ms/run", float64(p.CPU.Microseconds())/1000/float64(p.Runs))
 	}
 	fmt.Fprintln(o.Out)
 	names := make([]string, 0, len(p.Calls))
