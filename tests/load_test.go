@@ -2,6 +2,8 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/load"
+	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -131,5 +134,53 @@ func TestBenchRounds(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "median of 3 rounds: ") {
 		t.Errorf("the report has no median of the rounds:\n%s", out.String())
+	}
+}
+
+// baton bench's clients call over plain JSON-RPC requests (one POST a
+// call, no session): a run walks to its end through them, every result
+// valid against the official schemas; a refusal comes back as the tool's
+// error, a call the server cannot take as a failure; and a result's text is
+// the one the MCP SDK's client reads, byte for byte.
+func TestPlainMCPClient(t *testing.T) {
+	bt, proc, token := startBench(t)
+	var observed []string
+	d := drive.NewMCP(bt.url+"/mcp", token, &drive.MCPOptions{Plain: true, Observe: func(tool string, result []byte) {
+		observed = append(observed, tool)
+		spectest.ValidateToolResult(t, tool, json.RawMessage(result))
+	}})
+	defer d.Close()
+	w := drive.Walk{Process: proc, Idle: func(context.Context) error { return errors.New("the bench process does not wait") }}
+	v, err := w.Run(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Run.State != string(interpreter.RunEnded) {
+		t.Fatalf("the run is %s after its walk, want ended", v.Run.State)
+	}
+	if got, want := strings.Join(observed, " "), "start_run claim submit decide"; got != want {
+		t.Errorf("tools called %q, want %q", got, want)
+	}
+
+	_, err = d.GetRun(context.Background(), drive.WalkAgent, "r_none")
+	var refusal *interpreter.Error
+	if !errors.As(err, &refusal) || refusal.Code != interpreter.CodeNotFound {
+		t.Errorf("get_run of no run: %v, want a not_found refusal", err)
+	}
+	if err := d.Call(context.Background(), drive.WalkAgent, "no_such_tool", nil, nil); err == nil || errors.As(err, &refusal) {
+		t.Errorf("an unknown tool: %v, want a failed call", err)
+	}
+
+	// The same read through both clients reads the same text.
+	texts := map[bool]string{}
+	for _, plain := range []bool{true, false} {
+		c := drive.NewMCP(bt.url+"/mcp", token, &drive.MCPOptions{Plain: plain, Observe: func(_ string, result []byte) { texts[plain] = string(result) }})
+		if _, err := c.GetRun(context.Background(), drive.WalkAgent, v.Run.ID); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.Close()
+	}
+	if texts[true] == "" || texts[true] != texts[false] {
+		t.Errorf("get_run reads differently:\nplain: %s\nSDK:   %s", texts[true], texts[false])
 	}
 }

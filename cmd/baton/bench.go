@@ -50,7 +50,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		url, data, processFile, agentTok, personTok, temporalAddr, namespace string
 		compression                                                          string
 		runs, concurrency, pid, samples, handed, rounds                      int
-		phases                                                               string
+		phases, mcpClient                                                    string
 	)
 	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fl.SetOutput(stderr)
@@ -69,11 +69,16 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	intFlag(fl, &samples, "samples", 200, "get_work and list_runs calls to time")
 	intFlag(fl, &rounds, "rounds", 1, "times the full phase runs, each followed by the bare full shape with --temporal-address")
 	intFlag(fl, &handed, "handed", 0, "runs the handed phase walks to a person's work item and leaves open (default --runs)")
+	stringFlag(fl, &mcpClient, "client", "plain", "how the clients call over MCP: plain (one JSON-RPC request a call, little CPU beside the server) or sdk (the MCP Go SDK's client sessions)")
 	stringFlag(fl, &phases, "phases", "starts,listings,full", "phases to run, of starts, handed, listings and full (the bare comparison runs with --temporal-address)")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return 2
+	}
+	if mcpClient != "plain" && mcpClient != "sdk" {
+		fmt.Fprintf(stderr, "baton bench: --client %q: want plain or sdk\n", mcpClient)
 		return 2
 	}
 	src, err := os.ReadFile(processFile)
@@ -95,7 +100,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	o := load.Options{URL: url, Token: token, Process: proc, Runs: runs, Concurrency: concurrency, PID: pid, Samples: samples, Handed: handed, Rounds: rounds, Out: stdout,
+	o := load.Options{URL: url, Token: token, Process: proc, Runs: runs, Concurrency: concurrency, PID: pid, Samples: samples, Handed: handed, Rounds: rounds, Out: stdout, SDKClient: mcpClient == "sdk",
 		Phases: strings.Split(phases, ",")}
 	if temporalAddr != "" {
 		// The bare comparison compresses as Baton's own clients do.

@@ -28,6 +28,13 @@ type MCPOptions struct {
 	// Timed, when set, is told how long every tool call took, refused or
 	// not; err is set only when the call failed outright.
 	Timed func(tool string, took time.Duration, err error)
+	// Plain sends every tool call as one JSON-RPC POST of the stateless
+	// protocol (plainVersion), with no session to open, and reads only the
+	// result's text, instead of going through the MCP SDK's client
+	// session. baton bench uses it: its clients share the machine with the
+	// server they measure, and the SDK's client costs about twice the CPU
+	// a call.
+	Plain bool
 }
 
 // MCP drives Baton's gateway over MCP, one client session per identity.
@@ -39,6 +46,7 @@ type MCP struct {
 
 	mu       sync.Mutex
 	sessions map[string]*mcp.ClientSession
+	plain    *plainClient
 }
 
 // NewMCP returns a driver for the MCP endpoint url (".../mcp"); token
@@ -50,6 +58,9 @@ func NewMCP(url string, token func(Who) (string, error), opts *MCPOptions) *MCP 
 	}
 	if d.opts.Transport == nil {
 		d.opts.Transport = http.DefaultTransport
+	}
+	if d.opts.Plain {
+		d.plain = &plainClient{url: url, token: token, http: &http.Client{Transport: d.opts.Transport}, tokens: map[string]string{}}
 	}
 	return d
 }
@@ -113,38 +124,23 @@ func (d *MCP) Session(ctx context.Context, who Who) (*mcp.ClientSession, error) 
 // Call calls one tool as who and decodes its data into out (when not nil).
 // A refusal comes back as an *interpreter.Error.
 func (d *MCP) Call(ctx context.Context, who Who, tool string, args map[string]any, out any) error {
-	s, err := d.Session(ctx, who)
+	text, isError, err := d.call(ctx, who, tool, args)
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if d.opts.Timed != nil {
-		d.opts.Timed(tool, time.Since(start), err)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", tool, err)
-	}
-	if len(res.Content) == 0 {
-		return fmt.Errorf("%s: empty result", tool)
-	}
-	text, ok := res.Content[0].(*mcp.TextContent)
-	if !ok {
-		return fmt.Errorf("%s: result is not text", tool)
-	}
 	if d.opts.Observe != nil {
-		d.opts.Observe(tool, []byte(text.Text))
+		d.opts.Observe(tool, text)
 	}
 	var env struct {
 		OK    bool               `json:"ok"`
 		Data  json.RawMessage    `json:"data"`
 		Error *interpreter.Error `json:"error"`
 	}
-	if err := interpreter.DecodeExact([]byte(text.Text), &env); err != nil {
+	if err := interpreter.DecodeExact(text, &env); err != nil {
 		return fmt.Errorf("%s: result is not JSON: %w", tool, err)
 	}
-	if res.IsError == env.OK {
-		return fmt.Errorf("%s: the result says isError %v with ok %v", tool, res.IsError, env.OK)
+	if isError == env.OK {
+		return fmt.Errorf("%s: the result says isError %v with ok %v", tool, isError, env.OK)
 	}
 	if !env.OK {
 		if env.Error == nil {
@@ -159,6 +155,41 @@ func (d *MCP) Call(ctx context.Context, who Who, tool string, args map[string]an
 		return fmt.Errorf("%s: %w", tool, err)
 	}
 	return nil
+}
+
+// call calls one tool as who, timed, and returns its result's text.
+func (d *MCP) call(ctx context.Context, who Who, tool string, args map[string]any) (text []byte, isError bool, err error) {
+	if d.plain != nil {
+		start := time.Now()
+		text, isError, err = d.plain.call(ctx, who, tool, args)
+		if d.opts.Timed != nil {
+			d.opts.Timed(tool, time.Since(start), err)
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %w", tool, err)
+		}
+		return text, isError, nil
+	}
+	s, err := d.Session(ctx, who)
+	if err != nil {
+		return nil, false, err
+	}
+	start := time.Now()
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if d.opts.Timed != nil {
+		d.opts.Timed(tool, time.Since(start), err)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", tool, err)
+	}
+	if len(res.Content) == 0 {
+		return nil, false, fmt.Errorf("%s: empty result", tool)
+	}
+	t, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		return nil, false, fmt.Errorf("%s: result is not text", tool)
+	}
+	return []byte(t.Text), res.IsError, nil
 }
 
 // RequestID returns a fresh requestId.

@@ -60,6 +60,11 @@ type Options struct {
 	// Bare's full shape when Bare is set (the phases "full 2",
 	// "bare-full 2" and so on after the first). Default 1.
 	Rounds int
+	// SDKClient makes the calls through the MCP SDK's client sessions
+	// instead of as plain JSON-RPC requests (drive.MCPOptions.Plain). The
+	// clients run beside the server they measure, and the SDK's cost a
+	// call about twice the CPU.
+	SDKClient bool
 }
 
 func (o *Options) phase(name string) bool {
@@ -194,7 +199,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	transport := &http.Transport{MaxIdleConns: 4 * o.Concurrency, MaxIdleConnsPerHost: 4 * o.Concurrency, IdleConnTimeout: time.Minute}
 	defer transport.CloseIdleConnections()
 	newDriver := func(t *timings) *drive.MCP {
-		return drive.NewMCP(o.URL, o.Token, &drive.MCPOptions{Transport: transport, Timed: t.add})
+		return drive.NewMCP(o.URL, o.Token, &drive.MCPOptions{Transport: transport, Timed: t.add, Plain: !o.SDKClient})
 	}
 
 	// measure runs one phase over MCP as oo says, and reports it.
