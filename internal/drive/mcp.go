@@ -37,6 +37,10 @@ type MCPOptions struct {
 	Plain bool
 }
 
+// clientInfo is how the driver names itself to the server, either way it
+// calls.
+var clientInfo = &mcp.Implementation{Name: "baton-drive", Version: "0"}
+
 // MCP drives Baton's gateway over MCP, one client session per identity.
 // It is safe for concurrent use.
 type MCP struct {
@@ -101,7 +105,7 @@ func (d *MCP) Session(ctx context.Context, who Who) (*mcp.ClientSession, error) 
 	if err != nil {
 		return nil, fmt.Errorf("token for %s %s: %w", who.Kind, who.ID, err)
 	}
-	cl := mcp.NewClient(&mcp.Implementation{Name: "baton-drive", Version: "0"}, nil)
+	cl := mcp.NewClient(clientInfo, nil)
 	s, err = cl.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:   d.url,
 		HTTPClient: &http.Client{Transport: bearer{tok, d.opts.Transport}},

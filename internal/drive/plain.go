@@ -34,7 +34,7 @@ type plainClient struct {
 // plainMeta is what every plain call says of its client in _meta.
 var plainMeta = map[string]any{
 	mcp.MetaKeyProtocolVersion:    plainVersion,
-	mcp.MetaKeyClientInfo:         map[string]string{"name": "baton-drive", "version": "0"},
+	mcp.MetaKeyClientInfo:         clientInfo,
 	mcp.MetaKeyClientCapabilities: map[string]any{},
 }
 
