@@ -223,7 +223,8 @@ func workflowTasks(b *testing.B, c client.Client, workflowID string) [][3]time.T
 // and ended by it (bare-close). Claim, submit, decide and both bare
 // updates are also split into legs at their workflow tasks (see legs), to
 // show where a write's time over the bare update's goes. Run it on a
-// quiet machine.
+// quiet machine; with -args -temporal-store=postgres Temporal keeps its
+// state in PostgreSQL, as `baton dev` keeps it.
 func BenchmarkToolLatency(b *testing.B) {
 	bt := start(b, options{})
 	bt.publish(benchSrc)

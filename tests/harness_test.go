@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
@@ -41,9 +42,30 @@ import (
 
 var temporal *temporaldev.Server
 
+// temporalStore says where the tests' Temporal server keeps its state:
+// "sqlite" (in memory, the default) or "postgres" (the shared test
+// PostgreSQL, as `baton dev` keeps it), for a benchmark on that shape:
+// go test ./tests -run '^$' -bench X -args -temporal-store=postgres.
+var temporalStore = flag.String("temporal-store", "sqlite", `the tests' Temporal store: "sqlite" or "postgres"`)
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	opts := &temporaldev.Options{SearchAttributes: workflows.SearchAttributes}
+	switch *temporalStore {
+	case "sqlite":
+	case "postgres":
+		pg, err := pgtest.SharedServer()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "start PostgreSQL for temporal:", err)
+			os.Exit(1)
+		}
+		opts.PostgresURL = pg.URL()
+	default:
+		fmt.Fprintf(os.Stderr, "-temporal-store %q: want sqlite or postgres\n", *temporalStore)
+		os.Exit(2)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	srv, err := temporaldev.Start(ctx, &temporaldev.Options{SearchAttributes: workflows.SearchAttributes})
+	srv, err := temporaldev.Start(ctx, opts)
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start temporal:", err)
