@@ -12,10 +12,21 @@ import (
 )
 
 // newTemporalMetrics returns the Temporal SDK's metrics handler, writing
-// into reg: the SDK's OpenTelemetry handler over a meter whose only reader
-// is OpenTelemetry's Prometheus exporter. Counters are monotonic (name
-// _total), timers histograms in seconds with durationBuckets.
+// into reg: otelMetrics's, keeping its tagged handlers and instruments
+// (cachedHandler).
 func newTemporalMetrics(reg prometheus.Registerer, log *slog.Logger) (client.MetricsHandler, error) {
+	h, err := otelMetrics(reg, log)
+	if err != nil {
+		return nil, err
+	}
+	return newCachedHandler(h), nil
+}
+
+// otelMetrics returns the SDK's OpenTelemetry handler over a meter whose
+// only reader is OpenTelemetry's Prometheus exporter, writing into reg.
+// Counters are monotonic (name _total), timers histograms in seconds with
+// durationBuckets.
+func otelMetrics(reg prometheus.Registerer, log *slog.Logger) (client.MetricsHandler, error) {
 	exp, err := otelprom.New(
 		otelprom.WithRegisterer(reg),
 		otelprom.WithoutScopeInfo(),
