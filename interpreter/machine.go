@@ -18,6 +18,7 @@ type Machine struct {
 	run     *Run
 	branch  map[string]branchRef
 	effects []Effect
+	sizes   *dataSizes // what the run data's parts measure, shared with clones
 }
 
 // branchRef places a step inside a parallel branch.
@@ -146,7 +147,10 @@ func (m *Machine) Check(cmd Command, now time.Time) error {
 }
 
 func (m *Machine) clone() *Machine {
-	return &Machine{proc: m.proc, run: m.run.clone(), branch: m.branch}
+	if m.sizes == nil {
+		m.sizes = &dataSizes{}
+	}
+	return &Machine{proc: m.proc, run: m.run.clone(), branch: m.branch, sizes: m.sizes}
 }
 
 // Clone returns a copy of the machine that commands applied to either
@@ -626,11 +630,6 @@ func (m *Machine) Snapshot() string {
 	b, _ := json.Marshal(m.shownData())
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
-}
-
-// dataSize is the size of run data as the cap counts it (RunDataSize).
-func (m *Machine) dataSize() int {
-	return RunDataSize(&m.run.Data)
 }
 
 // TimeLayout is the wire's time format: UTC, to the millisecond, as run

@@ -177,6 +177,9 @@ func checkInvariants(t *testing.T, m *Machine, now time.Time, after string) {
 		t.Helper()
 		t.Fatalf("after %s: "+format, append([]any{after}, args...)...)
 	}
+	if got, want := m.dataSize(), RunDataSize(&m.run.Data); got != want {
+		fail("run data measures %d bytes put together, %d encoded whole", got, want)
+	}
 	open := map[string]int{}
 	for _, it := range r.Items {
 		if it.Open {

@@ -1,0 +1,108 @@
+package interpreter
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"testing"
+)
+
+// The run data put together from its parts measures what encoding it
+// whole does, to the byte, for every shape the parts take: no steps,
+// records with no fields or all of them, a step with history but no
+// current record, text that JSON escapes, raw JSON with spaces, and data
+// with no JSON form.
+func TestDataSizeIsTheEncodedSize(t *testing.T) {
+	note := "a <b> & \u2028 \"quoted\" é"
+	full := &Record{
+		Output:   map[string]any{"html": "<p>&amp;</p>", "n": 1.5, "list": []any{"ü", nil, true}},
+		Evidence: []Evidence{{Kind: "link", Ref: "https://example.com/?a=1&b=<2>"}},
+		Summary:  "Done \t with\nlines", Next: "b", Reason: "because", Decision: DecisionApproved,
+		Note: &note, Check: json.RawMessage(`{ "verdict" : "pass",  "answers": [ ] }`), By: "a_x", At: "2026-01-01T00:00:00.000Z",
+	}
+	bare := &Record{}
+	emptyOutput := &Record{Output: map[string]any{}, By: "server"}
+	for name, d := range map[string]Data{
+		"nothing":                 {},
+		"inputs only":             {Inputs: map[string]any{"vendor": "<Acme & Co>", "amount": 12.5}, Steps: map[string]*StepData{}},
+		"a bare record":           {Inputs: map[string]any{}, Steps: map[string]*StepData{"a": {Record: bare}}},
+		"a full record":           {Inputs: map[string]any{}, Steps: map[string]*StepData{"a": {Record: full, History: []*Record{}}}},
+		"history, no current one": {Inputs: map[string]any{}, Steps: map[string]*StepData{"a": {History: []*Record{full, bare}}}},
+		"several steps": {Inputs: map[string]any{"x": "y"}, Steps: map[string]*StepData{
+			"a": {Record: emptyOutput, History: []*Record{full}}, "b<c": {Record: full}, "d": nil,
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := &Machine{run: &Run{Data: d}}
+			if got, want := m.dataSize(), RunDataSize(&m.run.Data); got != want {
+				t.Errorf("put together %d bytes, encoded whole %d", got, want)
+			}
+			// Measured again from what it remembers, the same.
+			if got, want := m.dataSize(), RunDataSize(&m.run.Data); got != want {
+				t.Errorf("measured again: %d bytes, want %d", got, want)
+			}
+		})
+	}
+	m := &Machine{run: &Run{Data: Data{Steps: map[string]*StepData{"a": {Record: &Record{Output: map[string]any{"x": math.NaN()}}}}}}}
+	if got := m.dataSize(); got != math.MaxInt {
+		t.Errorf("data with no JSON form measures %d, want math.MaxInt", got)
+	}
+}
+
+// A run's writes record and retire records; each measure after one
+// matches the whole encoding, and the records that checked writes'
+// clones leave behind are forgotten rather than kept for good.
+func TestDataSizeFollowsWrites(t *testing.T) {
+	m := &Machine{run: &Run{Data: Data{Inputs: map[string]any{"q": "<x>"}, Steps: map[string]*StepData{}}}}
+	for i := range 200 {
+		step := fmt.Sprintf("s%d", i%7)
+		// A check, on a clone: its record is measured, then dropped.
+		c := m.Clone()
+		c.record(step, &Record{Summary: fmt.Sprintf("checked %d", i), By: "a_x"})
+		if got, want := c.dataSize(), RunDataSize(&c.run.Data); got != want {
+			t.Fatalf("write %d, checked: %d bytes, want %d", i, got, want)
+		}
+		m.record(step, &Record{Output: map[string]any{"i": i, "s": "&"}, By: "a_x"})
+		if i%5 == 0 {
+			m.retire(step)
+		}
+		if got, want := m.dataSize(), RunDataSize(&m.run.Data); got != want {
+			t.Fatalf("write %d: %d bytes, want %d", i, got, want)
+		}
+	}
+	held := 0
+	for _, sd := range m.run.Data.Steps {
+		held += len(sd.History) + 1
+	}
+	if n := len(m.sizes.records); n > 2*held+16 {
+		t.Errorf("%d record sizes remembered for %d records in the run", n, held)
+	}
+}
+
+// BenchmarkDataSize measures a run's data near the default cap after its
+// newest record changed: put together from what it remembers, and
+// encoded whole, as the cap measured it before.
+func BenchmarkDataSize(b *testing.B) {
+	text := ""
+	for len(text) < 1200 {
+		text += "lorem ipsum "
+	}
+	d := Data{Inputs: map[string]any{"vendor": "Acme"}, Steps: map[string]*StepData{}}
+	for i := range 200 {
+		d.Steps[fmt.Sprintf("step_%d", i)] = &StepData{Record: &Record{Output: map[string]any{"text": text}, By: "a_x"}}
+	}
+	for _, kind := range []string{"parts", "whole"} {
+		b.Run(kind, func(b *testing.B) {
+			m := &Machine{run: &Run{Data: d}}
+			for b.Loop() {
+				d.Steps["step_0"].Record = &Record{Output: map[string]any{"text": text}, By: "a_x"}
+				if kind == "parts" {
+					m.dataSize()
+				} else {
+					RunDataSize(&m.run.Data)
+				}
+			}
+			b.ReportMetric(float64(RunDataSize(&m.run.Data)), "bytes")
+		})
+	}
+}
