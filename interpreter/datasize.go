@@ -1,21 +1,121 @@
 package interpreter
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"sync"
 )
 
-// dataSizes remembers what parts of a run's data measure, so that the
-// run-data cap measures a write's new record and not all the data again:
-// for 200 records near the default cap, encoding all of it took 3.6–4.6
-// ms, putting it together 24 µs (BenchmarkDataSize), and a submit is
-// measured twice (the validator's check and the apply). The inputs never
-// change after the start, and a record never changes once made; a run's
-// clones (Check's, Clone's) share its records, and so this.
-type dataSizes struct {
+// dataMemo remembers what a run's data measures and hashes to, so that a
+// write measures its new record and not all the data again, and the
+// snapshot is hashed again only when the data shown changed. For 200
+// records near the default cap, encoding all of it took 3.3–4.6 ms
+// (BenchmarkDataSize), a submit measured it twice (the validator's check
+// and the apply), and every view with open work items hashed it again.
+// The inputs never change after the start, and a record never changes
+// once made; a run's clones (Check's, Clone's) share its records, and so
+// this.
+type dataMemo struct {
 	mu      sync.Mutex
-	inputs  int // 0: not measured yet
+	inputs  int // the inputs' size; 0: not measured yet
 	records map[*Record]int
+
+	snapshot string     // the last snapshot ("" for none),
+	shown    shownParts // of this data
+}
+
+// memo returns the machine's dataMemo, made on first use.
+func (m *Machine) memo() *dataMemo {
+	if m.data == nil {
+		m.data = &dataMemo{}
+	}
+	return m.data
+}
+
+// shownParts is what the data the tools show is made of (shownData): the
+// records of each step, by identity, and the check a step waits on. It
+// holds the records, so none of them is freed and its address taken by
+// another while it is remembered.
+type shownParts struct {
+	nilSteps bool
+	steps    map[string]shownStep
+}
+
+type shownStep struct {
+	present bool // the step has data (a nil *StepData has none)
+	current *Record
+	history []*Record
+	pending json.RawMessage
+}
+
+func shownPartsOf(m *Machine) shownParts {
+	p := shownParts{nilSteps: m.run.Data.Steps == nil, steps: map[string]shownStep{}}
+	for id, sd := range m.run.Data.Steps {
+		if sd != nil {
+			p.steps[id] = shownStep{present: true, current: sd.Record, history: append([]*Record(nil), sd.History...)}
+		} else {
+			p.steps[id] = shownStep{}
+		}
+	}
+	for _, sr := range m.run.Steps {
+		if len(sr.PendingCheck) > 0 {
+			st := p.steps[sr.ID]
+			st.pending = bytes.Clone(sr.PendingCheck)
+			p.steps[sr.ID] = st
+		}
+	}
+	return p
+}
+
+// same reports whether m's shown data is made of p's parts.
+func (p shownParts) same(m *Machine) bool {
+	if p.steps == nil || p.nilSteps != (m.run.Data.Steps == nil) {
+		return false
+	}
+	n := 0
+	for id, sd := range m.run.Data.Steps {
+		st, ok := p.steps[id]
+		if !ok {
+			return false
+		}
+		n++
+		if st.present != (sd != nil) {
+			return false
+		}
+		if sd == nil {
+			continue
+		}
+		if st.current != sd.Record || len(st.history) != len(sd.History) {
+			return false
+		}
+		for i, r := range sd.History {
+			if st.history[i] != r {
+				return false
+			}
+		}
+	}
+	pending := 0
+	for _, sr := range m.run.Steps {
+		if len(sr.PendingCheck) == 0 {
+			continue
+		}
+		pending++
+		st, ok := p.steps[sr.ID]
+		if !ok || !bytes.Equal(st.pending, sr.PendingCheck) {
+			return false
+		}
+		if _, inData := m.run.Data.Steps[sr.ID]; !inData {
+			n++
+		}
+	}
+	held := 0
+	for _, st := range p.steps {
+		if st.pending != nil {
+			held++
+		}
+	}
+	return n == len(p.steps) && pending == held
 }
 
 // dataSize is the size of run data as the cap counts it: RunDataSize of
@@ -23,10 +123,7 @@ type dataSizes struct {
 // writes them (Data, StepData.MarshalJSON). Data with no JSON form
 // measures math.MaxInt, as RunDataSize has it.
 func (m *Machine) dataSize() int {
-	if m.sizes == nil {
-		m.sizes = &dataSizes{}
-	}
-	c := m.sizes
+	c := m.memo()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d := &m.run.Data
@@ -94,7 +191,7 @@ func jsonStringSize(s string) int {
 }
 
 // record is r's size, measured once.
-func (c *dataSizes) record(r *Record) int {
+func (c *dataMemo) record(r *Record) int {
 	n, ok := c.records[r]
 	if !ok {
 		n = RunDataSize(r)
@@ -105,7 +202,7 @@ func (c *dataSizes) record(r *Record) int {
 
 // prune forgets the records no longer in d, once there are twice as many
 // remembered: the clones that checked writes leave theirs behind.
-func (c *dataSizes) prune(d *Data) {
+func (c *dataMemo) prune(d *Data) {
 	held := 0
 	for _, sd := range d.Steps {
 		if sd != nil {

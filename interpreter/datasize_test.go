@@ -74,15 +74,14 @@ func TestDataSizeFollowsWrites(t *testing.T) {
 	for _, sd := range m.run.Data.Steps {
 		held += len(sd.History) + 1
 	}
-	if n := len(m.sizes.records); n > 2*held+16 {
+	if n := len(m.data.records); n > 2*held+16 {
 		t.Errorf("%d record sizes remembered for %d records in the run", n, held)
 	}
 }
 
-// BenchmarkDataSize measures a run's data near the default cap after its
-// newest record changed: put together from what it remembers, and
-// encoded whole, as the cap measured it before.
-func BenchmarkDataSize(b *testing.B) {
+// nearCap is run data of 200 records of about 1.2 KB each, near the
+// default cap.
+func nearCap() Data {
 	text := ""
 	for len(text) < 1200 {
 		text += "lorem ipsum "
@@ -91,6 +90,32 @@ func BenchmarkDataSize(b *testing.B) {
 	for i := range 200 {
 		d.Steps[fmt.Sprintf("step_%d", i)] = &StepData{Record: &Record{Output: map[string]any{"text": text}, By: "a_x"}}
 	}
+	return d
+}
+
+// BenchmarkSnapshot is a view's snapshot of data near the cap that did
+// not change since the last one: remembered, and hashed again as every
+// view did before.
+func BenchmarkSnapshot(b *testing.B) {
+	m := &Machine{run: &Run{Data: nearCap(), Steps: []*StepRun{{ID: "step_0"}}}}
+	b.Run("remembered", func(b *testing.B) {
+		for b.Loop() {
+			m.Snapshot()
+		}
+	})
+	b.Run("hashed", func(b *testing.B) {
+		for b.Loop() {
+			snapshotOf(m.shownData())
+		}
+	})
+}
+
+// BenchmarkDataSize measures a run's data near the default cap after its
+// newest record changed: put together from what it remembers, and
+// encoded whole, as the cap measured it before.
+func BenchmarkDataSize(b *testing.B) {
+	d := nearCap()
+	text := d.Steps["step_0"].Record.Output["text"]
 	for _, kind := range []string{"parts", "whole"} {
 		b.Run(kind, func(b *testing.B) {
 			m := &Machine{run: &Run{Data: d}}
@@ -104,5 +129,76 @@ func BenchmarkDataSize(b *testing.B) {
 			}
 			b.ReportMetric(float64(RunDataSize(&m.run.Data)), "bytes")
 		})
+	}
+}
+
+// The snapshot is hashed again whenever the data shown changed, and only
+// then: a record made or retired, a check held on a step (with or without
+// data of its own) or let go, or its verdict replaced by another of the
+// same length; a clone's writes never show in the run it came from.
+func TestSnapshotFollowsShownData(t *testing.T) {
+	m := &Machine{run: &Run{Data: Data{Inputs: map[string]any{"q": 1}, Steps: map[string]*StepData{}}, Steps: []*StepRun{{ID: "a"}, {ID: "b"}}}}
+	seen := map[string]string{}
+	check := func(what string) string {
+		t.Helper()
+		got, want := m.Snapshot(), snapshotOf(m.shownData())
+		if got != want {
+			t.Fatalf("after %s: snapshot %s remembered, %s hashed now", what, got, want)
+		}
+		if again := m.Snapshot(); again != got {
+			t.Fatalf("after %s: asked twice, %s then %s", what, got, again)
+		}
+		seen[what] = got
+		return got
+	}
+	empty := check("nothing yet")
+	m.record("a", &Record{Summary: "one", By: "a_x"})
+	first := check("a record")
+	m.run.Steps[0].PendingCheck = json.RawMessage(`{"verdict":"unsure","n":1}`)
+	check("a check held")
+	m.run.Steps[0].PendingCheck = json.RawMessage(`{"verdict":"unsure","n":2}`)
+	check("another verdict, as long")
+	m.run.Steps[0].PendingCheck = nil
+	if got := check("the check let go"); got != first {
+		t.Errorf("back to the same data, snapshot %s, want %s", got, first)
+	}
+	m.run.Steps[1].PendingCheck = json.RawMessage(`{"verdict":"unsure"}`)
+	check("a check on a step without data")
+	m.run.Steps[0].PendingCheck = json.RawMessage(`{"verdict":"unsure","n":2}`)
+	check("checks on both")
+	m.run.Steps[0].PendingCheck, m.run.Steps[1].PendingCheck = nil, nil
+	if got := check("the checks let go"); got != first {
+		t.Errorf("back to the same data, snapshot %s, want %s", got, first)
+	}
+	c := m.Clone()
+	c.record("a", &Record{Summary: "two", By: "a_x"})
+	if got, want := c.Snapshot(), snapshotOf(c.shownData()); got != want {
+		t.Fatalf("the clone's snapshot %s, want %s", got, want)
+	}
+	if got := check("a clone's write"); got != first {
+		t.Errorf("a clone's write changed the run's snapshot to %s", got)
+	}
+	m.record("a", &Record{Summary: "two", By: "a_x"})
+	check("a second record")
+	m.retire("a")
+	check("retired")
+	m.run.Data.Steps["a"].History = append(m.run.Data.Steps["a"].History, &Record{Summary: "three"})
+	check("history grown alone")
+	m.run.Data.Steps["c"] = nil
+	check("a step of no data")
+	m.run.Data.Steps["c"] = &StepData{}
+	check("a step of empty data")
+	m.run.Data.Steps = nil
+	check("no steps")
+	if len(seen) != 15 || seen["nothing yet"] != empty {
+		t.Fatalf("checked %d states", len(seen))
+	}
+	distinct := map[string]bool{}
+	for _, s := range seen {
+		distinct[s] = true
+	}
+	// The three returns to earlier data repeat an earlier snapshot.
+	if len(distinct) != len(seen)-3 {
+		t.Errorf("%d distinct snapshots over %d states, want %d: %v", len(distinct), len(seen), len(seen)-3, seen)
 	}
 }

@@ -18,7 +18,7 @@ type Machine struct {
 	run     *Run
 	branch  map[string]branchRef
 	effects []Effect
-	sizes   *dataSizes // what the run data's parts measure, shared with clones
+	data    *dataMemo // what the run data measures and hashes to, shared with clones
 }
 
 // branchRef places a step inside a parallel branch.
@@ -147,10 +147,7 @@ func (m *Machine) Check(cmd Command, now time.Time) error {
 }
 
 func (m *Machine) clone() *Machine {
-	if m.sizes == nil {
-		m.sizes = &dataSizes{}
-	}
-	return &Machine{proc: m.proc, run: m.run.clone(), branch: m.branch, sizes: m.sizes}
+	return &Machine{proc: m.proc, run: m.run.clone(), branch: m.branch, data: m.memo()}
 }
 
 // Clone returns a copy of the machine that commands applied to either
@@ -625,9 +622,22 @@ func (m *Machine) openNewItem(stepID string, kind ItemKind, a Assignee, esc *Esc
 }
 
 // Snapshot is the hash of the run data as it is now (spec §3.4), as the
-// tools show it.
+// tools show it. It is hashed again only when the data shown changed
+// since the last time (see shownParts).
 func (m *Machine) Snapshot() string {
-	b, _ := json.Marshal(m.shownData())
+	c := m.memo()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.snapshot != "" && c.shown.same(m) {
+		return c.snapshot
+	}
+	c.snapshot, c.shown = snapshotOf(m.shownData()), shownPartsOf(m)
+	return c.snapshot
+}
+
+// snapshotOf hashes shown run data.
+func snapshotOf(d *Data) string {
+	b, _ := json.Marshal(d)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
 }

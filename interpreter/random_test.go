@@ -180,6 +180,9 @@ func checkInvariants(t *testing.T, m *Machine, now time.Time, after string) {
 	if got, want := m.dataSize(), RunDataSize(&m.run.Data); got != want {
 		fail("run data measures %d bytes put together, %d encoded whole", got, want)
 	}
+	if got, want := m.Snapshot(), snapshotOf(m.shownData()); got != want {
+		fail("snapshot %s remembered, %s hashed now", got, want)
+	}
 	open := map[string]int{}
 	for _, it := range r.Items {
 		if it.Open {
