@@ -202,3 +202,38 @@ func TestSnapshotFollowsShownData(t *testing.T) {
 		t.Errorf("%d distinct snapshots over %d states, want %d: %v", len(distinct), len(seen), len(seen)-3, seen)
 	}
 }
+
+// Check's result is dropped, so it builds no view: checking a submit that
+// opens an approval hashes nothing, and the run's remembered snapshot
+// stays its own. The apply answers the full view.
+func TestCheckBuildsNoView(t *testing.T) {
+	p := loadSource(t, `---
+name: check-no-view
+description: One agent step and one approval.
+steps:
+  - id: work
+    agent: Do it.
+    output: { done: boolean }
+  - id: review
+    person: reviewers
+    approve: Check it.
+    next: done
+  - id: done
+    finish: ok
+---
+`)
+	m := start(t, p, map[string]any{}, starter, ModeLive)
+	claim(t, m, "work", agentA, "l1", t0)
+	before := m.Snapshot()
+	sub := Submit{StepID: "work", LeaseID: "l1", Actor: agentA, Submission: sampleSubmission(p.Step("work"))}
+	if err := m.Check(sub, t0); err != nil {
+		t.Fatal(err)
+	}
+	if m.data.snapshot != before || !m.data.shown.same(m) {
+		t.Error("checking a submit hashed the data it would write")
+	}
+	v := must(t, m, sub, t0).(*View)
+	if len(v.WorkItems) != 1 || v.WorkItems[0].Snapshot != snapshotOf(m.shownData()) || v.Run.ID == "" {
+		t.Errorf("the apply's view: %+v", v)
+	}
+}

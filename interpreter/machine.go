@@ -19,6 +19,9 @@ type Machine struct {
 	branch  map[string]branchRef
 	effects []Effect
 	data    *dataMemo // what the run data measures and hashes to, shared with clones
+	// checking says the machine is Check's clone, whose result no one
+	// reads: its views are left empty.
+	checking bool
 }
 
 // branchRef places a step inside a parallel branch.
@@ -142,7 +145,9 @@ func (m *Machine) Apply(cmd Command, now time.Time) (any, error) {
 // Check reports whether Apply would accept the command at now, without
 // changing anything. It is what a Temporal update validator calls.
 func (m *Machine) Check(cmd Command, now time.Time) error {
-	_, err := cmd.apply(m.clone(), now)
+	c := m.clone()
+	c.checking = true
+	_, err := cmd.apply(c, now)
 	return err
 }
 

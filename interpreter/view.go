@@ -117,6 +117,10 @@ type PersonWork struct {
 
 // View returns the run view at now.
 func (m *Machine) View(now time.Time) *View {
+	if m.checking {
+		// Check's result is dropped: no view, and no snapshot hashed.
+		return &View{}
+	}
 	r := m.run
 	v := &View{
 		Run: RunInfo{
