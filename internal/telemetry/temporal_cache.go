@@ -77,27 +77,25 @@ func (c *cachedHandler) WithTags(tags map[string]string) client.MetricsHandler {
 }
 
 func (c *cachedHandler) Counter(name string) client.MetricsCounter {
-	if v, ok := c.counters.Load(name); ok {
-		return v.(client.MetricsCounter)
-	}
-	v, _ := c.counters.LoadOrStore(name, c.h.Counter(name))
-	return v.(client.MetricsCounter)
+	return kept(&c.counters, name, c.h.Counter)
 }
 
 func (c *cachedHandler) Gauge(name string) client.MetricsGauge {
-	if v, ok := c.gauges.Load(name); ok {
-		return v.(client.MetricsGauge)
-	}
-	v, _ := c.gauges.LoadOrStore(name, c.h.Gauge(name))
-	return v.(client.MetricsGauge)
+	return kept(&c.gauges, name, c.h.Gauge)
 }
 
 func (c *cachedHandler) Timer(name string) client.MetricsTimer {
-	if v, ok := c.timers.Load(name); ok {
-		return v.(client.MetricsTimer)
+	return kept(&c.timers, name, c.h.Timer)
+}
+
+// kept returns the instrument named name in m, made by make the first
+// time.
+func kept[T any](m *sync.Map, name string, make func(string) T) T {
+	if v, ok := m.Load(name); ok {
+		return v.(T)
 	}
-	v, _ := c.timers.LoadOrStore(name, c.h.Timer(name))
-	return v.(client.MetricsTimer)
+	v, _ := m.LoadOrStore(name, make(name))
+	return v.(T)
 }
 
 // Unwrap returns the handler c wraps, for the SDK's helpers that look for
