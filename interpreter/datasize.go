@@ -106,6 +106,9 @@ func (p shownParts) same(m *Machine) bool {
 			return false
 		}
 		if _, inData := m.run.Data.Steps[sr.ID]; !inData {
+			if st.present {
+				return false
+			}
 			n++
 		}
 	}
