@@ -207,25 +207,15 @@ func TestSnapshotFollowsShownData(t *testing.T) {
 // opens an approval hashes nothing, and the run's remembered snapshot
 // stays its own. The apply answers the full view.
 func TestCheckBuildsNoView(t *testing.T) {
-	p := loadSource(t, `---
-name: check-no-view
-description: One agent step and one approval.
-steps:
-  - id: work
-    agent: Do it.
-    output: { done: boolean }
-  - id: review
-    person: reviewers
-    approve: Check it.
-    next: done
-  - id: done
-    finish: ok
----
-`)
+	p := loadSource(t, reworkSrc)
 	m := start(t, p, map[string]any{}, starter, ModeLive)
-	claim(t, m, "work", agentA, "l1", t0)
+	for _, id := range []string{"intake", "draft"} {
+		claim(t, m, id, agentA, "l_"+id, t0)
+		must(t, m, Submit{StepID: id, LeaseID: "l_" + id, Actor: agentA, Submission: sampleSubmission(p.Step(id))}, t0)
+	}
+	claim(t, m, "polish", agentA, "l1", t0)
 	before := m.Snapshot()
-	sub := Submit{StepID: "work", LeaseID: "l1", Actor: agentA, Submission: sampleSubmission(p.Step("work"))}
+	sub := Submit{StepID: "polish", LeaseID: "l1", Actor: agentA, Submission: sampleSubmission(p.Step("polish"))}
 	if err := m.Check(sub, t0); err != nil {
 		t.Fatal(err)
 	}
