@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )
@@ -68,6 +71,48 @@ func (l *latencies) call(u *user, name, tool, runID string, args map[string]any,
 	u.succeeded(tool, u.check(tool, res), out)
 }
 
+// plainUser calls as a user through a second client: one plain JSON-RPC
+// POST a call in the stateless protocol (drive's Plain mode), reading
+// only the result's text, as baton bench's clients call. The MCP SDK's
+// client session parses every result twice over, its structured content
+// and its text, which is the client's time, not the server's.
+type plainUser struct {
+	u    *user
+	d    *drive.MCP
+	who  drive.Who
+	text []byte // the last result's text
+}
+
+func (b *baton) connectPlain(u *user) *plainUser {
+	b.t.Helper()
+	tok := b.token(u.id)
+	p := &plainUser{u: u, who: drive.Who{ID: u.id.ID, Kind: interpreter.ActorKind(u.id.Kind), Groups: u.id.Groups}}
+	p.d = drive.NewMCP(b.url+"/mcp", func(drive.Who) (string, error) { return tok, nil }, &drive.MCPOptions{
+		Plain:   true,
+		Observe: func(_ string, result []byte) { p.text = result },
+	})
+	b.t.Cleanup(func() { _ = p.d.Close() })
+	return p
+}
+
+// callPlain is call through a plain client: the call and the envelope's
+// decoding are timed, the schema checks are not.
+func (l *latencies) callPlain(p *plainUser, name, tool, runID string, args map[string]any, out any) {
+	p.u.t.Helper()
+	var err error
+	p.text = nil
+	l.timeOn(name, runID, func() { err = p.d.Call(context.Background(), p.who, tool, args, nil) })
+	if err != nil {
+		p.u.t.Fatalf("%s as %s: %v", tool, p.u.id.ID, err)
+	}
+	var r reply
+	if err := interpreter.DecodeExact(p.text, &r); err != nil {
+		p.u.t.Fatalf("%s: result is not JSON: %v", tool, err)
+	}
+	spectest.ValidateToolResult(p.u.t, tool, json.RawMessage(p.text))
+	p.u.succeeded(tool, r, out)
+}
+
 func (l *latencies) time(name string, f func()) { l.timeOn(name, "", f) }
 
 // timeOn times f, a call that writes to workflow workflowID (none when
@@ -103,7 +148,7 @@ func (l *latencies) report(b *testing.B) {
 	// The figures the write path is held to: each write's median over
 	// the bare update's.
 	if bare := p50["bare-update"]; bare > 0 {
-		for _, name := range []string{"claim", "submit", "decide"} {
+		for _, name := range []string{"claim", "submit", "decide", "sdk-claim", "sdk-submit", "sdk-decide"} {
 			if p, ok := p50[name]; ok {
 				b.ReportMetric(p/bare, name+"/bare")
 			}
@@ -220,9 +265,14 @@ func workflowTasks(b *testing.B, c client.Client, workflowID string) [][3]time.T
 // write without the gateway: workflow-claim, workflow-update), and a bare
 // workflow's no-op update (Temporal's floor), on a workflow that lives
 // through the benchmark (bare-update) and on one started for that update
-// and ended by it (bare-close). Claim, submit, decide and both bare
-// updates are also split into legs at their workflow tasks (see legs), to
-// show where a write's time over the bare update's goes. Run it on a
+// and ended by it (bare-close). Claim, submit and decide go as a plain
+// client sends them (one JSON-RPC POST a call, the result's text read
+// once), and in every other iteration through the MCP SDK's client
+// session instead (sdk-claim and so on; describe goes both ways each
+// time), so that the figures the write path is held to are the server's
+// and what that client adds shows beside them. Claim, submit, decide and
+// both bare updates are also split into legs at their workflow tasks (see
+// legs), to show where a write's time over the bare update's goes. Run it on a
 // quiet machine; with -args -temporal-store=postgres Temporal keeps its
 // state in PostgreSQL, as `baton dev` keeps it.
 func BenchmarkToolLatency(b *testing.B) {
@@ -230,6 +280,7 @@ func BenchmarkToolLatency(b *testing.B) {
 	bt.publish(benchSrc)
 	agent := bt.connect(agentID)
 	ann := bt.connect(personID("ann@example.com", "reviewers"))
+	agentPlain, annPlain := bt.connectPlain(agent), bt.connectPlain(ann)
 
 	ctx := context.Background()
 	c, err := temporal.NewClient(ctx, client.Options{})
@@ -275,10 +326,21 @@ func BenchmarkToolLatency(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+		// The writes go through a plain client, and every other
+		// iteration through the SDK's client session instead, to show
+		// what that client adds (sdk-claim and so on).
+		write := func(u *user, p *plainUser, tool string, args map[string]any, out any) {
+			if i%2 == 1 {
+				lat.call(u, "sdk-"+tool, tool, v.Run.ID, args, out)
+			} else {
+				lat.callPlain(p, tool, tool, v.Run.ID, args, out)
+			}
+		}
 		var cl interpreter.ClaimWire
-		lat.call(agent, "claim", "claim", v.Run.ID, map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()}, &cl)
-		lat.call(agent, "submit", "submit", v.Run.ID, map[string]any{"token": cl.Token, "output": map[string]any{"done": true}, "summary": "Done.", "requestId": rid()}, &v)
+		write(agent, agentPlain, "claim", map[string]any{"runId": v.Run.ID, "stepId": "work", "requestId": rid()}, &cl)
+		write(agent, agentPlain, "submit", map[string]any{"token": cl.Token, "output": map[string]any{"done": true}, "summary": "Done.", "requestId": rid()}, &v)
 		lat.call(agent, "describe", "describe", "", nil, nil)
+		lat.callPlain(agentPlain, "describe-plain", "describe", "", nil, nil)
 		lat.timeOn("workflow-update", v.Run.ID, func() {
 			ctx, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()
@@ -294,7 +356,7 @@ func BenchmarkToolLatency(b *testing.B) {
 			}
 		})
 		wi := v.WorkItems[0]
-		lat.call(ann, "decide", "decide", v.Run.ID, map[string]any{"runId": v.Run.ID, "workItemId": wi.ID, "snapshot": wi.Snapshot, "decision": "approved", "requestId": rid()}, nil)
+		write(ann, annPlain, "decide", map[string]any{"runId": v.Run.ID, "workItemId": wi.ID, "snapshot": wi.Snapshot, "decision": "approved", "requestId": rid()}, nil)
 		noop := func(workflowID string) func() {
 			return func() {
 				ctx, cancel := context.WithTimeout(ctx, time.Minute)
