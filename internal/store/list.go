@@ -90,17 +90,43 @@ WHERE org = @org`
   AND process = @process`
 	sqlRunsState = `
   AND state = @state`
-	// @> finds candidates through the GIN index; containment is looser than
-	// equality for nested values ({"a":[1,2]} contains {"a":[1]}), so each
-	// field is then compared exactly.
-	sqlRunsInputs = `
-  AND inputs @> @inputs::jsonb
-  AND NOT EXISTS (SELECT 1 FROM jsonb_each(@inputs::jsonb) f WHERE r.inputs -> f.key IS DISTINCT FROM f.value)`
 	sqlRunsAfter = `
   AND (started_at, run_id) > (@after_time, @after_run)`
 	sqlRunsOrder = `
 ORDER BY started_at, run_id
 LIMIT @limit`
+
+	// A listing filtered on inputs walks run_inputs (see migration 012),
+	// which holds what never changes of a run with inputs: @> finds
+	// candidates through the GIN index, or the oldest-first walk checks
+	// each row's inputs in place, whichever the planner finds cheaper for
+	// the values given. Containment is looser than equality for nested
+	// values ({"a":[1,2]} contains {"a":[1]}), so each field is then
+	// compared exactly. Without a state filter the page is cut there, and
+	// runs is read for its rows alone; the state, which changes, is in
+	// runs, so a state filter joins before the page is cut.
+	sqlInputsMatch = `
+FROM run_inputs i
+WHERE i.org = @org
+  AND i.inputs @> @inputs::jsonb
+  AND NOT EXISTS (SELECT 1 FROM jsonb_each(@inputs::jsonb) f WHERE i.inputs -> f.key IS DISTINCT FROM f.value)`
+	sqlInputsProcess = `
+  AND i.process = @process`
+	sqlInputsAfter = `
+  AND (i.started_at, i.run_id) > (@after_time, @after_run)`
+	sqlInputsOrder = `
+ORDER BY i.started_at, i.run_id
+LIMIT @limit`
+	sqlListRunsByInputs = `
+SELECT ` + runColumnsOf + `
+FROM (SELECT i.org, i.run_id, i.started_at` + sqlInputsMatch + sqlFilters + sqlInputsOrder + `) i
+JOIN runs r ON r.org = i.org AND r.run_id = i.run_id
+ORDER BY i.started_at, i.run_id`
+	sqlListRunsByInputsState = `
+SELECT ` + runColumnsOf + `
+FROM (SELECT i.org, i.run_id, i.started_at` + sqlInputsMatch + sqlFilters + `) i
+JOIN runs r ON r.org = i.org AND r.run_id = i.run_id
+WHERE r.state = @state` + sqlInputsOrder
 )
 
 // ListAgentWork lists ready agent steps, oldest first (by ready-since, then
@@ -170,35 +196,38 @@ func (s *Store) ListRuns(ctx context.Context, org string, f RunFilter, limit int
 	if err != nil {
 		return nil, "", err
 	}
-	args := pgx.NamedArgs{"org": org}
-	var sql strings.Builder
-	sql.WriteString(sqlListRuns)
-	if f.Process != "" {
-		sql.WriteString(sqlRunsProcess)
-		args["process"] = f.Process
-	}
-	if f.State != "" {
-		sql.WriteString(sqlRunsState)
-		args["state"] = f.State
-	}
+	args := pgx.NamedArgs{"org": org, "limit": limit + 1} // one more tells whether there is a next page
+	var sql string
 	if in := bytes.TrimSpace(f.Inputs); len(in) > 0 {
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(in, &fields); err != nil || fields == nil {
 			return nil, "", fmt.Errorf("store: list runs: Inputs must be a JSON object")
 		}
 		if len(fields) > 0 {
-			sql.WriteString(sqlRunsInputs)
 			args["inputs"] = in
+			sql = listRunsByInputs(args, f, after, ok)
 		}
 	}
-	if ok {
-		sql.WriteString(sqlRunsAfter)
-		args["after_time"], args["after_run"] = after.time(), after.Run
+	if sql == "" {
+		var b strings.Builder
+		b.WriteString(sqlListRuns)
+		if f.Process != "" {
+			b.WriteString(sqlRunsProcess)
+			args["process"] = f.Process
+		}
+		if f.State != "" {
+			b.WriteString(sqlRunsState)
+			args["state"] = f.State
+		}
+		if ok {
+			b.WriteString(sqlRunsAfter)
+			args["after_time"], args["after_run"] = after.time(), after.Run
+		}
+		b.WriteString(sqlRunsOrder)
+		sql = b.String()
 	}
-	sql.WriteString(sqlRunsOrder)
-	args["limit"] = limit + 1
 
-	rows, _ := s.pool.Query(ctx, sql.String(), pgx.QueryExecModeCacheDescribe, args)
+	rows, _ := s.pool.Query(ctx, sql, pgx.QueryExecModeCacheDescribe, args)
 	items, err = pgx.CollectRows(rows, scanRun)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list runs: %w", err)
@@ -210,6 +239,26 @@ func (s *Store) ListRuns(ctx context.Context, org string, f RunFilter, limit int
 	last := items[limit-1]
 	c := cursor{Kind: cursorRuns, Time: last.StartedAt.UnixMicro(), Run: last.RunID}
 	return items, c.encode(), nil
+}
+
+// listRunsByInputs is ListRuns' query for a filter on inputs, its
+// arguments added to args.
+func listRunsByInputs(args pgx.NamedArgs, f RunFilter, after cursor, ok bool) string {
+	var filters strings.Builder
+	if f.Process != "" {
+		filters.WriteString(sqlInputsProcess)
+		args["process"] = f.Process
+	}
+	if ok {
+		filters.WriteString(sqlInputsAfter)
+		args["after_time"], args["after_run"] = after.time(), after.Run
+	}
+	base := sqlListRunsByInputs
+	if f.State != "" {
+		base = sqlListRunsByInputsState
+		args["state"] = f.State
+	}
+	return strings.ReplaceAll(base, sqlFilters, filters.String())
 }
 
 func checkLimit(limit int) error {

@@ -325,6 +325,10 @@ func (s *Store) RunWork(ctx context.Context, org, runID string) ([]WorkRow, erro
 const runColumns = `org, run_id, process, version, state, coalesce(outcome, ''), mode, inputs,
        started_by, started_at, updated_at, seq`
 
+// runColumnsOf is runColumns of runs r in a join.
+const runColumnsOf = `r.org, r.run_id, r.process, r.version, r.state, coalesce(r.outcome, ''), r.mode, r.inputs,
+       r.started_by, r.started_at, r.updated_at, r.seq`
+
 func scanRun(row pgx.CollectableRow) (RunRow, error) {
 	var r RunRow
 	err := row.Scan(&r.Org, &r.RunID, &r.Process, &r.Version, &r.State, &r.Outcome, &r.Mode,

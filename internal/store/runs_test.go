@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/store"
 )
 
@@ -626,6 +627,170 @@ func TestListRunsInputsEquality(t *testing.T) {
 	}
 	if _, _, err := b.store.ListRuns(b.ctx, org, store.RunFilter{Inputs: json.RawMessage(`[1]`)}, 10, ""); err == nil {
 		t.Fatal("a non-object inputs filter was accepted")
+	}
+}
+
+// A filter on inputs finds runs whatever their state has become since they
+// started, pages oldest first, and combines with the process and state
+// filters, with and without a page cut before the state is read.
+func TestListRunsInputsAcrossStateChanges(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i := range 8 {
+		in := `{"vendorName": "Acme", "region": "eu"}`
+		if i%4 == 3 {
+			in = `{"vendorName": "Beta", "region": "eu"}`
+		}
+		if i == 7 {
+			in = `{}`
+		}
+		r := run(fmt.Sprintf("r_%d", i), 1, t0.Add(time.Duration(i)*time.Minute), in)
+		if i >= 4 {
+			r.Process = "other"
+		}
+		upsert(t, b, r)
+		// Every other run moves on to waiting, and r_3 on to ended.
+		var states []string
+		if i%2 == 1 {
+			states = append(states, "waiting")
+		}
+		if i == 3 {
+			states = append(states, "ended")
+		}
+		for _, state := range states {
+			r.Seq, r.State = r.Seq+1, state
+			r.UpdatedAt = r.UpdatedAt.Add(time.Second)
+			upsert(t, b, r)
+		}
+	}
+	states := map[string]string{}
+	all, _, err := b.store.ListRuns(b.ctx, org, store.RunFilter{}, 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range all {
+		states[r.RunID] = r.State
+	}
+	list := func(f store.RunFilter, limit int) (ids []string) {
+		t.Helper()
+		cursor := ""
+		for {
+			items, next, err := b.store.ListRuns(b.ctx, org, f, limit, cursor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range items {
+				if r.State != states[r.RunID] || len(r.Inputs) == 0 {
+					t.Errorf("%s listed as %s with inputs %s, want its row as stored (%s)", r.RunID, r.State, r.Inputs, states[r.RunID])
+				}
+			}
+			ids = append(ids, runIDs(items)...)
+			if next == "" {
+				return ids
+			}
+			cursor = next
+		}
+	}
+	acme := json.RawMessage(`{"vendorName": "Acme"}`)
+	for _, c := range []struct {
+		name string
+		f    store.RunFilter
+		want []string
+	}{
+		{"inputs", store.RunFilter{Inputs: acme}, []string{"r_0", "r_1", "r_2", "r_4", "r_5", "r_6"}},
+		{"inputs and process", store.RunFilter{Inputs: acme, Process: "other"}, []string{"r_4", "r_5", "r_6"}},
+		{"inputs and state", store.RunFilter{Inputs: acme, State: "waiting"}, []string{"r_1", "r_5"}},
+		{"inputs, process and state", store.RunFilter{Inputs: acme, Process: "other", State: "active"}, []string{"r_4", "r_6"}},
+		{"inputs of a run that ended", store.RunFilter{Inputs: json.RawMessage(`{"vendorName": "Beta"}`)}, []string{"r_3"}},
+		{"region", store.RunFilter{Inputs: json.RawMessage(`{"region": "eu"}`)}, []string{"r_0", "r_1", "r_2", "r_3", "r_4", "r_5", "r_6"}},
+	} {
+		for _, limit := range []int{1, 2, 100} {
+			if got := list(c.f, limit); !slices.Equal(got, c.want) {
+				t.Errorf("%s, %d a page: %v, want %v", c.name, limit, got, c.want)
+			}
+		}
+	}
+	if states["r_3"] != "ended" || states["r_5"] != "waiting" {
+		t.Fatalf("the runs did not move on as the test needs: %v", states)
+	}
+}
+
+// A run's inputs are indexed once, when its row is first written: no
+// index of runs covers them, and a later write, a state change too,
+// leaves the run's row in run_inputs as it was.
+func TestStateChangeLeavesInputsIndexAlone(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var n int
+	err := b.store.Pool().QueryRow(b.ctx, `
+SELECT count(*) FROM pg_index x JOIN pg_attribute a ON a.attrelid = x.indrelid
+WHERE x.indrelid = 'runs'::regclass AND a.attname = 'inputs'
+  AND (a.attnum = ANY (x.indkey::int2[]) OR pg_get_indexdef(x.indexrelid) LIKE '%inputs%')`).Scan(&n)
+	if err != nil || n != 0 {
+		t.Fatalf("%d indexes of runs cover inputs (err %v), want none", n, err)
+	}
+	r := run("r_1", 1, t0, `{"vendorName": "Acme", "amount": 48000}`)
+	upsert(t, b, r, agentStep("a", t0))
+	upsert(t, b, run("r_empty", 1, t0, `{}`))
+	version := func() (xmin string, rows int) {
+		t.Helper()
+		if err := b.store.Pool().QueryRow(b.ctx, `SELECT min(xmin::text), count(*) FROM run_inputs`).Scan(&xmin, &rows); err != nil {
+			t.Fatal(err)
+		}
+		return xmin, rows
+	}
+	before, rows := version()
+	if rows != 1 {
+		t.Fatalf("run_inputs holds %d rows, want the one run with inputs", rows)
+	}
+	for seq, state := range []string{"waiting", "active", "ended"} {
+		r.Seq, r.State = int64(seq+2), state
+		upsert(t, b, r)
+	}
+	if after, rows := version(); after != before || rows != 1 {
+		t.Errorf("run_inputs row version %s (%d rows) after the state changes, want %s (1)", after, rows, before)
+	}
+}
+
+// Runs written before run_inputs existed are found by their inputs once
+// the migration that adds it has run.
+func TestMigrateRunInputsBackfills(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ms, err := store.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const before = 11 // the schema version before run_inputs
+	_, err = s.Pool().Exec(ctx, `CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`)
+	for _, m := range ms[:before] {
+		if err == nil {
+			_, err = s.Pool().Exec(ctx, m.SQL)
+		}
+		if err == nil {
+			_, err = s.Pool().Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, in := range []string{`{"vendorName": "Acme"}`, `{}`, `{"vendorName": "Acme", "amount": 1}`} {
+		if _, err := s.UpsertRun(ctx, nil, run(fmt.Sprintf("r_%d", i), 1, t0.Add(time.Duration(i)*time.Minute), in), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	applied, err := s.Migrate(ctx)
+	if err != nil || !slices.Contains(applied, before+1) {
+		t.Fatalf("Migrate applied %v (err %v), want %d among them", applied, err, before+1)
+	}
+	items, _, err := s.ListRuns(ctx, org, store.RunFilter{Inputs: json.RawMessage(`{"vendorName": "Acme"}`)}, 10, "")
+	if got := runIDs(items); err != nil || !slices.Equal(got, []string{"r_0", "r_2"}) {
+		t.Fatalf("listed %v (err %v), want the two runs with that input", got, err)
 	}
 }
 
