@@ -74,8 +74,8 @@ func (g *Gateway) withBody(ctx context.Context, org string, raw json.RawMessage)
 	if !bytes.Contains(raw, []byte(`"body": ""`)) {
 		return raw, nil
 	}
-	// A record read back from PostgreSQL, whose jsonb spaces it and
-	// orders its keys its own way.
+	// A record PostgreSQL stored as jsonb (before its migration 013 kept
+	// answers as given), which spaces it and orders its keys its own way.
 	var v interpreter.View
 	if err := interpreter.DecodeExact(raw, &v); err != nil {
 		return nil, err
@@ -106,8 +106,8 @@ func (g *Gateway) pinned(ctx context.Context, org, name string, version int) (pu
 func (g *Gateway) viewWithURLs(org string, raw json.RawMessage) (any, error) {
 	if !bytes.Contains(raw, []byte(`"file"`)) {
 		// No file evidence (whose kind is "file"): nothing to add, so no
-		// need to decode it. Stored answers may be spaced (jsonb), so
-		// the test looks for the word alone.
+		// need to decode it. Answers stored as jsonb (before migration
+		// 013) are spaced, so the test looks for the word alone.
 		return raw, nil
 	}
 	var v interpreter.View

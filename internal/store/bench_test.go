@@ -221,6 +221,37 @@ func BenchmarkUpsertRunStateChange(b *testing.B) {
 	reportWAL(b, wal)
 }
 
+// BenchmarkPublishRunLargeAnswer is a write's read-model transaction for a
+// run near the default cap on run data (256 KB): every answer carries the
+// run's view, data and all, and the transaction stores it for replays.
+func BenchmarkPublishRunLargeAnswer(b *testing.B) {
+	s := seededStore(b)
+	ctx := context.Background()
+	benchUpserts++
+	data := map[string]any{}
+	for i := range 2000 {
+		data[fmt.Sprintf("field_%d", i)] = map[string]any{"value": fmt.Sprintf("a value of some length, number %d", i), "n": i, "ok": i%2 == 0}
+	}
+	view, err := json.Marshal(map[string]any{"run": map[string]any{"id": "r_large"}, "data": data})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := run(fmt.Sprintf("r_answer_%d", benchUpserts), 0, t0, `{"vendorName": "Large"}`)
+	work := []store.WorkRow{agentStep("check", t0)}
+	n := 0
+	for b.Loop() {
+		n++
+		r.Seq++
+		answer := &store.Request{Org: org, RequestID: fmt.Sprintf("q_answer_%d_%d", benchUpserts, n), Tool: "submit", Digest: "ab", Result: view, RunID: r.RunID}
+		if applied, err := s.PublishRun(ctx, nil, &r, work, answer); err != nil || !applied {
+			b.Fatalf("applied %v, err %v", applied, err)
+		}
+	}
+	b.StopTimer()
+	reportMs(b)
+	b.ReportMetric(float64(len(view)), "answer-B")
+}
+
 // BenchmarkPublishRunAfterIdle is a write's read-model transaction (the
 // run's row, its work and the write's answer, as a claim publishes them)
 // after PostgreSQL has had nothing to do for a while, as it has when a

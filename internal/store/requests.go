@@ -110,7 +110,7 @@ RETURNING attempt`
 
 	sqlReplaceAnswer = `
 UPDATE requests SET result = $4
-WHERE org = $1 AND request_id = $2 AND digest = $3 AND result IS DISTINCT FROM $4::jsonb`
+WHERE org = $1 AND request_id = $2 AND digest = $3 AND result::text IS DISTINCT FROM $4::json::text`
 
 	sqlReleaseHeld = `
 UPDATE requests SET refused = true

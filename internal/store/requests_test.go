@@ -36,11 +36,11 @@ func TestPutRequestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if created || stored.Digest != r.Digest || string(stored.Result) != `{"ok": true}` || stored.Tool != "claim" {
+	if created || stored.Digest != r.Digest || string(stored.Result) != `{"ok":true}` || stored.Tool != "claim" {
 		t.Fatalf("repeat put: created %v, stored %+v; want the first record", created, stored)
 	}
 	got, err := b.store.GetRequest(b.ctx, org, "req-1")
-	if err != nil || string(got.Result) != `{"ok": true}` {
+	if err != nil || string(got.Result) != `{"ok":true}` {
 		t.Fatalf("GetRequest = %+v, %v", got, err)
 	}
 	// Request ids are per organization.
@@ -131,7 +131,7 @@ func TestRecordRunRequest(t *testing.T) {
 		t.Fatalf("a refused write's requestId was not free: %v", err)
 	}
 	got, err := b.store.GetRequest(b.ctx, org, "req-1")
-	if err != nil || got.Digest != "02" || got.RunID != "r_2" || string(got.Result) != `{"at": 2}` {
+	if err != nil || got.Digest != "02" || got.RunID != "r_2" || string(got.Result) != `{"at":2}` {
 		t.Fatalf("record %+v, %v", got, err)
 	}
 	// The same digest answered again replaces nothing: the answer stands.
@@ -140,7 +140,7 @@ func TestRecordRunRequest(t *testing.T) {
 	if err := b.store.RecordRunRequest(b.ctx, nil, again); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := b.store.GetRequest(b.ctx, org, "req-1"); string(got.Result) != `{"at": 2}` {
+	if got, _ := b.store.GetRequest(b.ctx, org, "req-1"); string(got.Result) != `{"at":2}` {
 		t.Fatalf("a repeated answer replaced the record: %s", got.Result)
 	}
 
@@ -158,5 +158,31 @@ func TestRecordRunRequest(t *testing.T) {
 	}
 	if _, created, err := b.store.ReserveRequest(b.ctx, nil, store.Request{Org: org, RequestID: "req-2", Tool: "upload", Digest: "05"}); err != nil || !created {
 		t.Fatalf("a refused requestId was not free for other arguments: %v, %v", created, err)
+	}
+}
+
+// An answer is stored as it was given, whichever way it was recorded: a
+// replay read from the record gets its keys in their order and its numbers
+// as they were written, not a normalized copy.
+func TestAnswersKeepTheirBytes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	answer := json.RawMessage(`{"run":{"id":"r_1","state":"active"},"data":{"zeta":1.0,"alpha":1e2},"note":"a"}`)
+	r := run("r_1", 1, t0, `{}`)
+	if _, err := b.store.PublishRun(b.ctx, nil, &r, nil, &store.Request{Org: org, RequestID: "q_run", Tool: "claim", Digest: "01", Result: answer, RunID: "r_1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.store.RecordAnswer(b.ctx, nil, store.Request{Org: org, RequestID: "q_gw", Tool: "upload", Digest: "02", Result: answer}); err != nil {
+		t.Fatal(err)
+	}
+	replaced := json.RawMessage(`{"run":{"id":"r_1","state":"active"},"data":{"zeta":2},"note":"b"}`)
+	if err := b.store.ReplaceAnswer(b.ctx, nil, store.Request{Org: org, RequestID: "q_run", Tool: "claim", Digest: "01", Result: replaced}); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]json.RawMessage{"q_run": replaced, "q_gw": answer} {
+		got, err := b.store.GetRequest(b.ctx, org, id)
+		if err != nil || string(got.Result) != string(want) {
+			t.Errorf("%s: stored %s (err %v), want %s as given", id, got.Result, err, want)
+		}
 	}
 }

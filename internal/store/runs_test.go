@@ -753,7 +753,8 @@ WHERE x.indrelid = 'runs'::regclass AND a.attname = 'inputs'
 }
 
 // Runs written before run_inputs existed are found by their inputs once
-// the migration that adds it has run.
+// the migration that adds it has run, and answers recorded before answers
+// became json still replay.
 func TestMigrateRunInputsBackfills(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -784,6 +785,9 @@ func TestMigrateRunInputsBackfills(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := s.RecordAnswer(ctx, nil, store.Request{Org: org, RequestID: "q_1", Tool: "claim", Digest: "01", Result: json.RawMessage(`{"b":1,"a":[true]}`)}); err != nil {
+		t.Fatal(err)
+	}
 	applied, err := s.Migrate(ctx)
 	if err != nil || !slices.Contains(applied, before+1) {
 		t.Fatalf("Migrate applied %v (err %v), want %d among them", applied, err, before+1)
@@ -791,6 +795,14 @@ func TestMigrateRunInputsBackfills(t *testing.T) {
 	items, _, err := s.ListRuns(ctx, org, store.RunFilter{Inputs: json.RawMessage(`{"vendorName": "Acme"}`)}, 10, "")
 	if got := runIDs(items); err != nil || !slices.Equal(got, []string{"r_0", "r_2"}) {
 		t.Fatalf("listed %v (err %v), want the two runs with that input", got, err)
+	}
+	q, err := s.GetRequest(ctx, org, "q_1")
+	var answer map[string]any
+	if err == nil {
+		err = json.Unmarshal(q.Result, &answer)
+	}
+	if err != nil || !reflect.DeepEqual(answer, map[string]any{"a": []any{true}, "b": 1.0}) {
+		t.Fatalf("the answer recorded before: %s (err %v)", q.Result, err)
 	}
 }
 
