@@ -46,9 +46,9 @@ func TestReplayAnswersWhatTheRunKept(t *testing.T) {
 			}
 			// A time as a lost attempt of the workflow task would have it.
 			tag, err := db.Exec(ctx, `
-UPDATE requests SET result = CASE WHEN result ? 'expiresAt'
-    THEN jsonb_set(result, '{expiresAt}', '"2000-01-01T00:00:00.000Z"')
-    ELSE jsonb_set(result, '{run,updatedAt}', '"2000-01-01T00:00:00.000Z"') END
+UPDATE requests SET result = CASE WHEN result::jsonb ? 'expiresAt'
+    THEN jsonb_set(result::jsonb, '{expiresAt}', '"2000-01-01T00:00:00.000Z"')
+    ELSE jsonb_set(result::jsonb, '{run,updatedAt}', '"2000-01-01T00:00:00.000Z"') END::json
 WHERE org = $1 AND request_id = $2`, org, w.args["requestId"])
 			if err != nil {
 				t.Fatal(err)
