@@ -93,8 +93,8 @@ VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (org, request_id) DO UPDATE SET result = EXCLUDED.result
 WHERE requests.digest = EXCLUDED.digest AND requests.result IS NULL`
 
-	// sqlRecordRunRequest records a run's write: migration 011.
-	sqlRecordRunRequest = `SELECT record_run_request($1, $2, $3, $4, $5, $6, $7)`
+	// sqlRecordRunRequest records a run's write: migrations 011 and 013.
+	sqlRecordRunRequest = `SELECT record_run_request_json($1, $2, $3, $4, $5, $6, $7)`
 
 	// sqlNoteRefusal counts a refused try of a run's write: $5 is the
 	// attempt refused; the record's count only grows.

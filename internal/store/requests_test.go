@@ -186,3 +186,29 @@ func TestAnswersKeepTheirBytes(t *testing.T) {
 		}
 	}
 }
+
+// A worker of an earlier version records its writes' requestIds through
+// record_run_request, which takes the answer as jsonb: after migration 013
+// made answers json, its calls, untyped as it sends them, still record.
+func TestEarlierWorkersStillRecord(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := run("r_1", 1, t0, `{}`)
+	upsert(t, b, r)
+	if _, err := b.store.Pool().Exec(b.ctx, `SELECT record_run_request($1, $2, $3, $4, $5, $6, $7)`,
+		org, "q_old", "claim", "01", json.RawMessage(`{"b":1,"a":2}`), "r_1", int64(1)); err != nil {
+		t.Fatalf("an earlier worker's call: %v", err)
+	}
+	got, err := b.store.GetRequest(b.ctx, org, "q_old")
+	var answer map[string]any
+	if err == nil {
+		err = json.Unmarshal(got.Result, &answer)
+	}
+	if err != nil || got.RunID != "r_1" || answer["a"] != 2.0 || answer["b"] != 1.0 {
+		t.Fatalf("recorded %+v (err %v)", got, err)
+	}
+	// A reuse still raises as the store reads it.
+	if err := b.store.RecordRunRequest(b.ctx, nil, store.Request{Org: org, RequestID: "q_old", Tool: "submit", Digest: "02", RunID: "r_2", Result: json.RawMessage(`{}`)}); !errors.Is(err, store.ErrRequestIDReused) {
+		t.Fatalf("the requestId taken by the earlier worker, used again: %v", err)
+	}
+}

@@ -6,10 +6,12 @@
 -- was given, its keys in their order. Nothing queries inside an answer.
 ALTER TABLE requests ALTER COLUMN result TYPE json USING result::json;
 
-DROP FUNCTION record_run_request(text, text, text, text, jsonb, text, bigint);
-
--- As in migration 011, for a json answer.
-CREATE FUNCTION record_run_request(p_org text, p_request_id text, p_tool text, p_digest text,
+-- record_run_request_json is record_run_request (migration 011) for a json
+-- answer. The jsonb one stays, for workers of an earlier version while a
+-- deployment rolls: it still works, jsonb casting to json on assignment,
+-- and an overload of the same name would make their untyped calls
+-- ambiguous.
+CREATE FUNCTION record_run_request_json(p_org text, p_request_id text, p_tool text, p_digest text,
                                    p_result json, p_run_id text, p_seq bigint)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
