@@ -197,34 +197,42 @@ func (s *Store) ListRuns(ctx context.Context, org string, f RunFilter, limit int
 		return nil, "", err
 	}
 	args := pgx.NamedArgs{"org": org, "limit": limit + 1} // one more tells whether there is a next page
-	var sql string
+	byInputs := false
 	if in := bytes.TrimSpace(f.Inputs); len(in) > 0 {
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(in, &fields); err != nil || fields == nil {
 			return nil, "", fmt.Errorf("store: list runs: Inputs must be a JSON object")
 		}
-		if len(fields) > 0 {
+		if byInputs = len(fields) > 0; byInputs {
 			args["inputs"] = in
-			sql = listRunsByInputs(args, f, after, ok)
 		}
 	}
-	if sql == "" {
-		var b strings.Builder
-		b.WriteString(sqlListRuns)
-		if f.Process != "" {
-			b.WriteString(sqlRunsProcess)
-			args["process"] = f.Process
-		}
-		if f.State != "" {
-			b.WriteString(sqlRunsState)
-			args["state"] = f.State
-		}
-		if ok {
-			b.WriteString(sqlRunsAfter)
-			args["after_time"], args["after_run"] = after.time(), after.Run
-		}
-		b.WriteString(sqlRunsOrder)
-		sql = b.String()
+	process, afterSQL := sqlRunsProcess, sqlRunsAfter
+	if byInputs {
+		process, afterSQL = sqlInputsProcess, sqlInputsAfter
+	}
+	var filters strings.Builder
+	if f.Process != "" {
+		filters.WriteString(process)
+		args["process"] = f.Process
+	}
+	if ok {
+		filters.WriteString(afterSQL)
+		args["after_time"], args["after_run"] = after.time(), after.Run
+	}
+	if f.State != "" {
+		args["state"] = f.State
+	}
+	var sql string
+	switch {
+	case !byInputs && f.State != "":
+		sql = sqlListRuns + sqlRunsState + filters.String() + sqlRunsOrder
+	case !byInputs:
+		sql = sqlListRuns + filters.String() + sqlRunsOrder
+	case f.State != "":
+		sql = strings.ReplaceAll(sqlListRunsByInputsState, sqlFilters, filters.String())
+	default:
+		sql = strings.ReplaceAll(sqlListRunsByInputs, sqlFilters, filters.String())
 	}
 
 	rows, _ := s.pool.Query(ctx, sql, pgx.QueryExecModeCacheDescribe, args)
@@ -239,26 +247,6 @@ func (s *Store) ListRuns(ctx context.Context, org string, f RunFilter, limit int
 	last := items[limit-1]
 	c := cursor{Kind: cursorRuns, Time: last.StartedAt.UnixMicro(), Run: last.RunID}
 	return items, c.encode(), nil
-}
-
-// listRunsByInputs is ListRuns' query for a filter on inputs, its
-// arguments added to args.
-func listRunsByInputs(args pgx.NamedArgs, f RunFilter, after cursor, ok bool) string {
-	var filters strings.Builder
-	if f.Process != "" {
-		filters.WriteString(sqlInputsProcess)
-		args["process"] = f.Process
-	}
-	if ok {
-		filters.WriteString(sqlInputsAfter)
-		args["after_time"], args["after_run"] = after.time(), after.Run
-	}
-	base := sqlListRunsByInputs
-	if f.State != "" {
-		base = sqlListRunsByInputsState
-		args["state"] = f.State
-	}
-	return strings.ReplaceAll(base, sqlFilters, filters.String())
 }
 
 func checkLimit(limit int) error {
