@@ -8,9 +8,9 @@ ALTER TABLE requests ALTER COLUMN result TYPE json USING result::json;
 
 -- record_run_request_json is record_run_request (migration 011) for a json
 -- answer. The jsonb one stays, for workers of an earlier version while a
--- deployment rolls: it still works, jsonb casting to json on assignment,
--- and an overload of the same name would make their untyped calls
--- ambiguous.
+-- deployment rolls (an overload of the same name would make their untyped
+-- calls ambiguous), and hands its answer to this one, so the rules live
+-- in one function.
 CREATE FUNCTION record_run_request_json(p_org text, p_request_id text, p_tool text, p_digest text,
                                    p_result json, p_run_id text, p_seq bigint)
 RETURNS void LANGUAGE plpgsql AS $$
@@ -53,4 +53,10 @@ BEGIN
     RAISE EXCEPTION 'requestId % was used with other arguments', p_request_id
         USING ERRCODE = 'unique_violation', CONSTRAINT = 'request_id_reused';
 END
+$$;
+
+CREATE OR REPLACE FUNCTION record_run_request(p_org text, p_request_id text, p_tool text, p_digest text,
+                                              p_result jsonb, p_run_id text, p_seq bigint)
+RETURNS void LANGUAGE sql AS $$
+    SELECT record_run_request_json(p_org, p_request_id, p_tool, p_digest, p_result::json, p_run_id, p_seq)
 $$;
