@@ -891,3 +891,40 @@ func TestFinalView(t *testing.T) {
 		t.Fatalf("missing run: %v", err)
 	}
 }
+
+// Sixteen writers racing to write a run first, in each of two
+// organizations with the same run id and inputs, leave one run_inputs row
+// a run, and a filter on inputs finds each organization's run alone.
+func TestRunInputsRacingFirstWritesAndOrganizations(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const writers = 16
+	errs := make(chan error, 2*writers)
+	for _, o := range []string{org, "o_other"} {
+		for i := range writers {
+			go func() {
+				r := run("r_1", int64(i+1), t0, `{"vendorName": "Acme"}`)
+				r.Org = o
+				_, err := b.store.UpsertRun(b.ctx, nil, r, nil)
+				errs <- err
+			}()
+		}
+	}
+	for range 2 * writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rows int
+	if err := b.store.Pool().QueryRow(b.ctx, `SELECT count(*) FROM run_inputs`).Scan(&rows); err != nil || rows != 2 {
+		t.Fatalf("run_inputs holds %d rows (err %v), want one for each organization's run", rows, err)
+	}
+	for _, o := range []string{org, "o_other"} {
+		for _, f := range []store.RunFilter{{Inputs: json.RawMessage(`{"vendorName": "Acme"}`)}, {Inputs: json.RawMessage(`{"vendorName": "Acme"}`), State: "active"}} {
+			items, _, err := b.store.ListRuns(b.ctx, o, f, 10, "")
+			if err != nil || len(items) != 1 || items[0].Org != o || items[0].Seq != writers {
+				t.Fatalf("%s, state %q: %+v (err %v), want its own run at seq %d", o, f.State, items, err, writers)
+			}
+		}
+	}
+}
