@@ -118,12 +118,12 @@ WHERE i.org = @org
 ORDER BY i.started_at, i.run_id
 LIMIT @limit`
 	sqlListRunsByInputs = `
-SELECT ` + runColumnsOf + `
+SELECT ` + runColumns + `
 FROM (SELECT i.org, i.run_id, i.started_at` + sqlInputsMatch + sqlFilters + sqlInputsOrder + `) i
 JOIN runs r ON r.org = i.org AND r.run_id = i.run_id
 ORDER BY i.started_at, i.run_id`
 	sqlListRunsByInputsState = `
-SELECT ` + runColumnsOf + `
+SELECT ` + runColumns + `
 FROM (SELECT i.org, i.run_id, i.started_at` + sqlInputsMatch + sqlFilters + `) i
 JOIN runs r ON r.org = i.org AND r.run_id = i.run_id
 WHERE r.state = @state` + sqlInputsOrder

@@ -269,7 +269,7 @@ func (s *Store) PublishRun(ctx context.Context, q Querier, row *RunRow, work []W
 
 const sqlGetRun = `
 SELECT ` + runColumns + `
-FROM runs WHERE org = $1 AND run_id = $2`
+FROM runs r WHERE org = $1 AND run_id = $2`
 
 func finalView(v json.RawMessage) any {
 	if len(v) == 0 {
@@ -322,11 +322,9 @@ func (s *Store) RunWork(ctx context.Context, org, runID string) ([]WorkRow, erro
 	return ws, nil
 }
 
-const runColumns = `org, run_id, process, version, state, coalesce(outcome, ''), mode, inputs,
-       started_by, started_at, updated_at, seq`
-
-// runColumnsOf is runColumns of runs r in a join.
-const runColumnsOf = `r.org, r.run_id, r.process, r.version, r.state, coalesce(r.outcome, ''), r.mode, r.inputs,
+// runColumns are the columns scanRun reads, of runs as r (so that they
+// stay unambiguous in a join).
+const runColumns = `r.org, r.run_id, r.process, r.version, r.state, coalesce(r.outcome, ''), r.mode, r.inputs,
        r.started_by, r.started_at, r.updated_at, r.seq`
 
 func scanRun(row pgx.CollectableRow) (RunRow, error) {
