@@ -39,7 +39,7 @@ func openStore(ctx context.Context, url string) (*store.Store, error) {
 
 // defaultWorkflowCache is how many runs a worker keeps in memory by
 // default. A run mostly waits on people, so most cached runs would sit
-// idle; see docs/design.md for the measurement behind it.
+// idle; docs/performance.md has the measurement behind it.
 const defaultWorkflowCache = 2000
 
 // sizeWorkflowCache sets how many runs this process's workers keep in
