@@ -9,7 +9,7 @@ import (
 
 // This file runs the check profile's check on a submission (profile-check
 // §3), in two commands around the evaluator, which the host calls between
-// them:
+// them (the Need and Reply of needs.go):
 //
 //  1. A Submit (or a person's completed Decide on a task) to a checked
 //     step applies the objective rules of core §6 rule 3. When they pass,
@@ -17,7 +17,8 @@ import (
 //     checked, so its lease does not run out and other submissions wait,
 //     and the command answers a *CheckNeeded with what the evaluator is
 //     shown.
-//  2. CheckDone carries the evaluator's answers (or its failure) and
+//  2. checkDone, which Machine.Answer makes from the need and the host's
+//     CheckReply, carries the evaluator's answers (or its failure) and
 //     applies the verdict: pass completes the step, fail refuses the
 //     submission (the verdict and the issues going to the handoff), unsure
 //     escalates it with the submission held as the candidate, advisory
@@ -28,15 +29,20 @@ import (
 
 // CheckNeeded is the answer of a submission that passed the objective
 // rules of a checked step: the host asks the evaluator about Request and
-// then applies CheckDone.
+// hands its CheckReply to Machine.Answer.
 type CheckNeeded struct {
 	CheckID string        `json:"checkId"`
 	StepID  string        `json:"stepId"`
 	Request *CheckRequest `json:"request"`
+	// submission, by and workItemID are the checked submission, its
+	// author and, for a person's task, its work item.
+	submission Submission
+	by         string
+	workItemID string
 }
 
-// CheckDone applies the evaluator's answers to the check CheckID.
-type CheckDone struct {
+// checkDone applies the evaluator's answers to the check CheckID.
+type checkDone struct {
 	CheckID string
 	StepID  string
 	// WorkItemID is set when a person's task completion was checked.
@@ -51,15 +57,6 @@ type CheckDone struct {
 	// Failure says why the evaluator did not answer; Model what it is.
 	Failure string
 	Model   string
-}
-
-// CheckOutcome is CheckDone's result: the run view when the submission was
-// accepted (the step completed, or escalated on an unsure verdict), or the
-// refusal its caller gets. The check is over either way: the host keeps
-// the state and answers the caller.
-type CheckOutcome struct {
-	View    *View  `json:"view,omitempty"`
-	Refusal *Error `json:"refusal,omitempty"`
 }
 
 func errBeingChecked() *Error {
@@ -83,16 +80,23 @@ func (m *Machine) startCheck(s *Step, sr *StepRun, it *Item, sub Submission, nee
 	if it != nil {
 		it.Checking = id
 	}
-	return &CheckNeeded{CheckID: id, StepID: s.ID, Request: req}, nil
+	need := &CheckNeeded{CheckID: id, StepID: s.ID, Request: req, submission: sub, by: by}
+	if it != nil {
+		need.workItemID = it.ID
+	}
+	return need, nil
 }
 
-func (c CheckDone) apply(m *Machine, now time.Time) (any, error) {
+// apply settles the check: the run view when the submission was accepted
+// (the step completed, or escalated on an unsure verdict), or the refusal
+// its caller gets.
+func (c checkDone) apply(m *Machine, now time.Time) (any, error) {
 	if c.Request == nil {
 		return nil, errors.New("check done: the request the evaluator was shown is required")
 	}
 	s, sr := m.stepRun(c.StepID)
 	if s == nil || sr.Checking != c.CheckID {
-		return &CheckOutcome{Refusal: Refuse(CodeStale, "The step is no longer the one that was checked. Call get_work again.")}, nil
+		return &settled{refusal: Refuse(CodeStale, "The step is no longer the one that was checked. Call get_work again.")}, nil
 	}
 	sr.Checking = ""
 	var it *Item
@@ -105,10 +109,10 @@ func (c CheckDone) apply(m *Machine, now time.Time) (any, error) {
 	// acted on the step meanwhile (its lease waited for the check), and
 	// the loop applies what it changed elsewhere once this is done.
 	if m.run.State.Over() {
-		return &CheckOutcome{Refusal: ErrRunEnded()}, nil
+		return &settled{refusal: ErrRunEnded()}, nil
 	}
 	if (it == nil && sr.State != StepClaimed) || (it != nil && !it.Open) {
-		return &CheckOutcome{Refusal: Refuse(CodeStale, "The step is no longer the one that was checked. Call get_work again.")}, nil
+		return &settled{refusal: Refuse(CodeStale, "The step is no longer the one that was checked. Call get_work again.")}, nil
 	}
 	limits := m.run.Limits.Check
 	var verdict *CheckVerdict
@@ -123,7 +127,7 @@ func (c CheckDone) apply(m *Machine, now time.Time) (any, error) {
 	if verdict == nil {
 		if !s.Advisory {
 			// Nothing changed: the caller sends the same requestId again.
-			return &CheckOutcome{Refusal: Refuse(CodeRetry, "The check's evaluator did not answer ("+c.Failure+"); retry with the same requestId.")}, nil
+			return &settled{refusal: Refuse(CodeRetry, "The check's evaluator did not answer ("+c.Failure+"); retry with the same requestId.")}, nil
 		}
 		verdict = NewCheckErrorVerdict(s, c.Model, now)
 	}
@@ -136,7 +140,7 @@ func (c CheckDone) apply(m *Machine, now time.Time) (any, error) {
 		trial := m.clone()
 		if err := trial.accept(s, c.Submission, it == nil, c.By, vb, now); err != nil {
 			e, _ := err.(*Error)
-			return &CheckOutcome{Refusal: e}, nil
+			return &settled{refusal: e}, nil
 		}
 		m.run, m.effects = trial.run, append(m.effects, trial.effects...)
 	case verdict.Verdict == VerdictFail:
@@ -153,7 +157,7 @@ func (c CheckDone) apply(m *Machine, now time.Time) (any, error) {
 			m.touch(now)
 		}
 		e := Refuse(CodeNotAccepted, "A check failed the submission: "+joinIssues(lines)+".", lines...)
-		return &CheckOutcome{Refusal: e}, nil
+		return &settled{refusal: e}, nil
 	default: // unsure: escalate as escalate does, the submission held.
 		cand := m.candidate(s, c.Submission, c.By, now)
 		esc := &Escalation{Note: "The check was unsure of this submission; decide it in the submitter's place.", By: c.By, At: FormatTime(now), Check: vb, Candidate: cand}
@@ -167,7 +171,7 @@ func (c CheckDone) apply(m *Machine, now time.Time) (any, error) {
 	}
 	m.refreshState()
 	m.touch(now)
-	return &CheckOutcome{View: m.View(now)}, nil
+	return &settled{result: m.View(now)}, nil
 }
 
 // candidate is the record a held submission would make.

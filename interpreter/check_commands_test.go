@@ -44,37 +44,48 @@ func with(first CheckAnswer) answerer {
 	}
 }
 
+// checkOutcome is what a checked write answers: the run view, or the
+// refusal its caller gets.
+type checkOutcome struct {
+	View    *View
+	Refusal *Error
+}
+
 // submitChecked submits and, when the step is checked, applies the
 // evaluator's answers; it returns the outcome's view or refusal.
-func submitChecked(t testing.TB, m *Machine, c Submit, now time.Time, answer answerer) *CheckOutcome {
+func submitChecked(t testing.TB, m *Machine, c Submit, now time.Time, answer answerer) *checkOutcome {
 	t.Helper()
 	res := must(t, m, c, now)
 	need, ok := res.(*CheckNeeded)
 	if !ok {
-		return &CheckOutcome{View: res.(*View)}
+		return &checkOutcome{View: res.(*View)}
 	}
-	return checkDone(t, m, need, c.Submission, c.Actor.ID, "", now, answer)
+	return answerCheck(t, m, need, now, answer)
 }
 
-func checkDone(t testing.TB, m *Machine, need *CheckNeeded, sub Submission, by, item string, now time.Time, answer answerer) *CheckOutcome {
+// answerCheck gives the check need asks for the answers answer makes, or
+// an evaluator failure when answer is nil.
+func answerCheck(t testing.TB, m *Machine, need *CheckNeeded, now time.Time, answer answerer) *checkOutcome {
 	t.Helper()
-	done := CheckDone{CheckID: need.CheckID, StepID: need.StepID, WorkItemID: item, Submission: sub, By: by, Request: need.Request}
+	var reply CheckReply
 	if answer != nil {
-		done.Answers = answer(need.Request)
+		reply.Answers = answer(need.Request)
 	} else {
-		done.Failure, done.Model = "the evaluator is down", "test-model"
+		reply.Failure, reply.Model = "the evaluator is down", "test-model"
 	}
-	res, err := m.Apply(done, now)
+	res, err := m.Answer(need, reply, now)
+	out := &checkOutcome{}
 	if err != nil {
-		t.Fatalf("check done: %v", err)
-	}
-	out := res.(*CheckOutcome)
-	if out.View != nil {
-		checkView(t, out.View)
-	}
-	if out.Refusal != nil {
+		e, ok := err.(*Error)
+		if !ok {
+			t.Fatalf("check done: %v", err)
+		}
+		out.Refusal = e
 		spectest.Validate(t, "tool-error.json", out.Refusal)
+		return out
 	}
+	out.View = res.(*View)
+	checkView(t, out.View)
 	return out
 }
 
@@ -301,7 +312,7 @@ func TestCheckHoldsTheLeaseAndOtherSubmissions(t *testing.T) {
 	if stepState(m, "check_vendor") != StepClaimed {
 		t.Fatalf("the lease ran out under a running check: %s", stepState(m, "check_vendor"))
 	}
-	out := checkDone(t, m, need, vendorSubmit(p, "l1").Submission, agentA.ID, "", late, passing)
+	out := answerCheck(t, m, need, late, passing)
 	if out.View == nil || stepState(m, "check_vendor") != StepDone {
 		t.Fatalf("after the check: %+v", out.Refusal)
 	}
@@ -352,7 +363,7 @@ func TestCheckOnAPersonsTask(t *testing.T) {
 	// Another decision on the item waits for the check.
 	refused(t, m, Decide{WorkItemID: w.ID, Snapshot: w.Snapshot, Decision: DecisionCompleted, Actor: writer, Submission: sub}, t0, CodeConflict)
 	// The short form has no fail threshold, so only an abstention is unsure.
-	out := checkDone(t, m, need, sub, writer.ID, w.ID, t0, with(CheckAnswer{Abstain: true}))
+	out := answerCheck(t, m, need, t0, with(CheckAnswer{Abstain: true}))
 	if out.View == nil {
 		t.Fatalf("unsure task: %+v", out.Refusal)
 	}

@@ -20,7 +20,7 @@ var machineVariants = []drivetest.Variant{
 // every variant. vendor-check is among them: its check step's submission
 // asks for a check (CheckNeeded), the driver asks an evaluator that passes
 // every question, as the workflow asks its activity, and applies the
-// answers (CheckDone); the walk's end shows each verdict on the step.
+// answers (Machine.Answer); the walk's end shows each verdict on the step.
 func TestFixturesWalkOnTheMachine(t *testing.T) {
 	names := drivetest.Fixtures(t, nil)
 	procs := drivetest.Processes(t, names)

@@ -13,7 +13,8 @@ import (
 // the approval of an approval_required call by a person, and the answer on
 // a call whose outcome is unknown. A call that must be sent is two
 // commands around the host's downstream call, as a check is (check_commands.go):
-// CallTool journals it STARTED and answers *CallNeeded; CallDone journals
+// CallTool journals it STARTED and answers *CallNeeded; callDone, which
+// Machine.Answer makes from the need and the host's CallReply, journals
 // the tool's answer.
 
 // JournalResultBytes bounds a downstream result as the journal keeps it:
@@ -74,7 +75,7 @@ type CallTool struct {
 }
 
 // CallNeeded is the answer of a call that must be sent: the host sends it
-// (as the run's activity) and applies CallDone.
+// (as the run's activity) and hands its CallReply to Machine.Answer.
 type CallNeeded struct {
 	StepID      string          `json:"stepId"`
 	Tool        string          `json:"tool"`
@@ -88,8 +89,8 @@ type CallNeeded struct {
 	Timeout time.Duration `json:"timeout"`
 }
 
-// CallDone journals the outcome of a call the host sent.
-type CallDone struct {
+// callDone journals the outcome of a call the host sent.
+type callDone struct {
 	StepID string
 	Digest string
 	// Result is the tool's answer (a CallToolResult), IsError its flag;
@@ -100,13 +101,6 @@ type CallDone struct {
 	// says what happened when there is no answer.
 	NotSent bool
 	Why     string
-}
-
-// CallOutcome is CallDone's result: call_tool's data, or the refusal its
-// caller gets. The call is over either way.
-type CallOutcome struct {
-	Result  *CallResult `json:"result,omitempty"`
-	Refusal *Error      `json:"refusal,omitempty"`
 }
 
 // stepTools returns the step's part, made on first use.
@@ -246,7 +240,9 @@ func (c CallTool) apply(m *Machine, now time.Time) (any, error) {
 	}, nil
 }
 
-func (c CallDone) apply(m *Machine, now time.Time) (any, error) {
+// apply settles the call: call_tool's data, or the refusal its caller
+// gets.
+func (c callDone) apply(m *Machine, now time.Time) (any, error) {
 	st := m.run.Tools[c.StepID]
 	var e *JournalEntry
 	if st != nil {
@@ -266,14 +262,14 @@ func (c CallDone) apply(m *Machine, now time.Time) (any, error) {
 		e.Result = journalResult(c.Result, JournalRunBytes-(m.journalBytes()-len(e.Result)))
 		out := e.answer(false, "ran")
 		out.Result = c.Result
-		return &CallOutcome{Result: out}, nil
+		return &settled{result: out}, nil
 	case e.Idempotency == IdempotencyNone && e.Policy != PolicyRead && !c.NotSent:
 		// It may have arrived and cannot be sent again: a person says
 		// what happened (profile-tools §6.4).
 		e.State = CallUnknown
 		s, sr := m.stepRun(c.StepID)
 		if m.run.State.Over() {
-			return &CallOutcome{Refusal: ErrRunEnded()}, nil
+			return &settled{refusal: ErrRunEnded()}, nil
 		}
 		it := m.openCallItem(s, e, ItemCallOutcome, Assignee{Group: m.run.Operators}, now)
 		it.Why, it.SentAt = c.Why, deref(e.StartedAt)
@@ -282,7 +278,7 @@ func (c CallDone) apply(m *Machine, now time.Time) (any, error) {
 		}
 		m.refreshState()
 		m.touch(now)
-		return &CallOutcome{Result: e.answer(false, "may or may not have happened; a person was asked; stop, and claim the step again after their answer")}, nil
+		return &settled{result: e.answer(false, "may or may not have happened; a person was asked; stop, and claim the step again after their answer")}, nil
 	default:
 		// Nothing journaled as done: the agent retries, and the call is
 		// sent again (with the same key).
@@ -293,7 +289,7 @@ func (c CallDone) apply(m *Machine, now time.Time) (any, error) {
 			}
 		}
 		server, _, _ := SplitToolRef(e.Tool)
-		return &CallOutcome{Refusal: Refuse(CodeRetry, fmt.Sprintf("%s could not be reached or did not answer (%s); nothing was recorded as done. Retry with the same requestId.", server, c.Why))}, nil
+		return &settled{refusal: Refuse(CodeRetry, fmt.Sprintf("%s could not be reached or did not answer (%s); nothing was recorded as done. Retry with the same requestId.", server, c.Why))}, nil
 	}
 }
 

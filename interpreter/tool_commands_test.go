@@ -109,17 +109,20 @@ func (r *toolRun) send(c CallTool, answer string, notSent bool) (*CallResult, *E
 		r.t.Fatalf("the call to send is %+v", need)
 	}
 	r.sent = append(r.sent, need)
-	done := CallDone{StepID: need.StepID, Digest: need.Digest, NotSent: notSent, Why: "no answer within 30s"}
+	reply := CallReply{NotSent: notSent, Why: "no answer within 30s"}
 	if answer != "" {
-		done.Result = json.RawMessage(answer)
-		done.IsError = strings.Contains(answer, `"isError":true`)
+		reply.Result = json.RawMessage(answer)
+		reply.IsError = strings.Contains(answer, `"isError":true`)
 	}
-	out, err := r.m.Apply(done, t0)
+	out, err := r.m.Answer(need, reply, t0)
 	if err != nil {
-		r.t.Fatal(err)
+		e, ok := err.(*Error)
+		if !ok {
+			r.t.Fatal(err)
+		}
+		return nil, e
 	}
-	o := out.(*CallOutcome)
-	return o.Result, o.Refusal
+	return out.(*CallResult), nil
 }
 
 const okAnswer = `{"content":[{"type":"text","text":"done"}],"isError":false}`

@@ -175,7 +175,7 @@ func wire(v, out any) error {
 // write applies one command to a run the way the workflow does: the
 // machine's check first (the update's validator), then the command, then,
 // when the command asks for a check of its submission, the evaluator and
-// the check's verdict (see check). A check that disagrees with the
+// the check's verdict (see answer). A check that disagrees with the
 // command, or a refusal that changed the run, is the machine failing.
 func (d *Machine) write(ctx context.Context, runID string, cmd interpreter.Command) (any, error) {
 	m, err := d.machine(runID)
@@ -203,56 +203,50 @@ func (d *Machine) write(ctx context.Context, runID string, cmd interpreter.Comma
 		}
 		return nil, err
 	}
-	if need, ok := res.(*interpreter.CheckNeeded); ok {
-		return d.check(ctx, m, cmd, need)
+	if need, ok := res.(interpreter.Need); ok {
+		return d.answer(ctx, m, need)
 	}
 	return res, nil
 }
 
-// check asks the evaluator about a submission the run holds for its check
-// and applies the answers, as the workflow's runCheck does. It returns the
-// run view when the submission was accepted (the step completed, or
-// escalated on an unsure verdict) and the check's refusal otherwise; a
-// refusal here may have changed the run (a failed check's handoff).
-func (d *Machine) check(ctx context.Context, m *interpreter.Machine, cmd interpreter.Command, need *interpreter.CheckNeeded) (any, error) {
-	done := interpreter.CheckDone{CheckID: need.CheckID, StepID: need.StepID, Request: need.Request}
-	switch c := cmd.(type) {
-	case interpreter.Submit:
-		done.Submission, done.By = c.Submission, c.Actor.ID
-	case interpreter.Decide:
-		done.Submission, done.By, done.WorkItemID = c.Submission, c.Actor.ID, c.WorkItemID
-	default:
-		return nil, fmt.Errorf("machine: a %T asked for a check", cmd)
+// answer performs a need the run made while it applied a command and
+// applies the reply, as the workflow's ask does. The driver performs a
+// check: it asks its evaluator about the held submission. It returns what
+// the write answers, or its refusal; a refusal here may have changed the
+// run (a failed check's handoff).
+func (d *Machine) answer(ctx context.Context, m *interpreter.Machine, need interpreter.Need) (any, error) {
+	check, ok := need.(*interpreter.CheckNeeded)
+	if !ok {
+		return nil, fmt.Errorf("machine: the driver cannot perform a %T", need)
 	}
+	res, err := m.Answer(need, d.evaluate(ctx, check.Request), d.now)
+	d.takeEffects()
+	return res, err
+}
+
+// evaluate asks the evaluator about a check's request, at most
+// evaluateAttempts times, as the workflow's activity is retried.
+func (d *Machine) evaluate(ctx context.Context, r *interpreter.CheckRequest) interpreter.CheckReply {
 	ev := d.opts.Evaluator
 	if ev == nil {
-		done.Failure = "no evaluator is configured for the check profile"
-	} else {
-		if named, ok := ev.(interface{ Model() string }); ok {
-			done.Model = named.Model()
+		return interpreter.CheckReply{Failure: "no evaluator is configured for the check profile"}
+	}
+	var reply interpreter.CheckReply
+	if named, ok := ev.(interface{ Model() string }); ok {
+		reply.Model = named.Model()
+	}
+	for range evaluateAttempts {
+		a, err := ev.Evaluate(ctx, r)
+		if err == nil {
+			err = interpreter.ValidateCheckAnswers(r, a)
 		}
-		for range evaluateAttempts {
-			a, err := ev.Evaluate(ctx, need.Request)
-			if err == nil {
-				err = interpreter.ValidateCheckAnswers(need.Request, a)
-			}
-			if err == nil {
-				done.Answers, done.Failure = a, ""
-				break
-			}
-			done.Failure = err.Error()
+		if err == nil {
+			reply.Answers, reply.Failure = a, ""
+			break
 		}
+		reply.Failure = err.Error()
 	}
-	res, err := m.Apply(done, d.now)
-	d.takeEffects()
-	if err != nil {
-		return nil, err
-	}
-	out := res.(*interpreter.CheckOutcome)
-	if out.Refusal != nil {
-		return nil, out.Refusal
-	}
-	return out.View, nil
+	return reply
 }
 
 func (d *Machine) view(ctx context.Context, runID string, cmd interpreter.Command) (*interpreter.View, error) {

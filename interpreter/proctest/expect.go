@@ -7,8 +7,190 @@ import (
 	"slices"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/baton-run/baton/interpreter"
 )
+
+// Expect is what must hold after an action, or at a point of the script.
+type Expect struct {
+	Pos Pos
+	// Outcome is the finish the run ended at.
+	Outcome *string
+	// State is the run's state: active, waiting, ended, cancelled.
+	State string
+	// Steps maps step ids to states (null for unreached).
+	Steps []KeyValue
+	// Data maps run-data paths (inputs.amount, steps.review.output.x) to
+	// values.
+	Data []KeyValue
+	// Work lists the open work items: step and assignee (group or person).
+	Work    []WorkExpect
+	HasWork bool
+	// Ready lists the agent steps ready to claim.
+	Ready    []string
+	HasReady bool
+	// Overdue lists the steps past their due time.
+	Overdue    []string
+	HasOverdue bool
+	// Refused expects the action refused, with this code and these issues.
+	Refused *Refusal
+	// Handoff is what the claim (or the step's work item) hands over.
+	Handoff *HandoffExpect
+	// Status is a call's status.
+	Status string
+}
+
+// KeyValue is one entry of a mapping expectation, with its place.
+type KeyValue struct {
+	Pos   Pos
+	Key   string
+	Value any
+}
+
+// WorkExpect is one open work item.
+type WorkExpect struct {
+	Step string `json:"step"`
+	To   string `json:"to"`
+	Kind string `json:"kind,omitempty"`
+}
+
+// Refusal is an expected refusal.
+type Refusal struct {
+	Code   string
+	Issues []string
+}
+
+// HandoffExpect is what a handoff must carry; empty fields are not checked.
+type HandoffExpect struct {
+	Progress string
+	Returned string
+	Issues   []string
+	Check    bool
+}
+
+// expect reads an expect: entry.
+func (p *parser) expect(n *yaml.Node) (*Expect, error) {
+	kv, err := p.fields(n, "expect", "outcome", "state", "steps", "data", "work", "ready", "overdue", "refused", "handoff", "status")
+	if err != nil {
+		return nil, err
+	}
+	e := &Expect{Pos: at(n)}
+	for i := 0; i < len(kv); i += 2 {
+		k, v := kv[i], kv[i+1]
+		switch k.Value {
+		case "outcome":
+			s, err := p.str(v, "outcome")
+			if err != nil {
+				return nil, err
+			}
+			e.Outcome = &s
+		case "state":
+			if e.State, err = p.str(v, "state"); err != nil {
+				return nil, err
+			}
+		case "status":
+			if e.Status, err = p.str(v, "status"); err != nil {
+				return nil, err
+			}
+		case "steps", "data":
+			if v.Kind != yaml.MappingNode {
+				return nil, p.fail(v, "%s must be a mapping", k.Value)
+			}
+			for j := 0; j < len(v.Content); j += 2 {
+				kk, vv := v.Content[j], v.Content[j+1]
+				val, err := p.value(vv, k.Value+" "+kk.Value)
+				if err != nil {
+					return nil, err
+				}
+				entry := KeyValue{Pos: at(kk), Key: kk.Value, Value: val}
+				if k.Value == "steps" {
+					if val != nil {
+						if _, ok := val.(string); !ok {
+							return nil, p.fail(vv, "steps: the state of %s is a word such as ready or done, or null", kk.Value)
+						}
+					}
+					e.Steps = append(e.Steps, entry)
+				} else {
+					e.Data = append(e.Data, entry)
+				}
+			}
+		case "ready", "overdue":
+			var l []string
+			if v.Tag == "!!null" {
+				l = []string{}
+			} else if l, err = p.strs(v, k.Value); err != nil {
+				return nil, err
+			}
+			if k.Value == "ready" {
+				e.Ready, e.HasReady = l, true
+			} else {
+				e.Overdue, e.HasOverdue = l, true
+			}
+		case "work":
+			e.HasWork = true
+			e.Work = []WorkExpect{}
+			if v.Tag == "!!null" {
+				continue
+			}
+			if v.Kind != yaml.SequenceNode {
+				return nil, p.fail(v, "work must be a list of {step, to}")
+			}
+			for _, wn := range v.Content {
+				var w WorkExpect
+				if _, err := p.fields(wn, "a work item", "step", "to", "kind"); err != nil {
+					return nil, err
+				}
+				if err := wn.Decode(&w); err != nil || w.Step == "" {
+					return nil, p.fail(wn, "a work item is {step, to[, kind]}")
+				}
+				e.Work = append(e.Work, w)
+			}
+		case "refused":
+			e.Refused = &Refusal{}
+			if v.Kind == yaml.ScalarNode {
+				e.Refused.Code = v.Value
+				continue
+			}
+			rk, err := p.fields(v, "refused", "code", "issues")
+			if err != nil {
+				return nil, err
+			}
+			for j := 0; j < len(rk); j += 2 {
+				if rk[j].Value == "code" {
+					if e.Refused.Code, err = p.str(rk[j+1], "code"); err != nil {
+						return nil, err
+					}
+				} else if e.Refused.Issues, err = p.strs(rk[j+1], "issues"); err != nil {
+					return nil, err
+				}
+			}
+		case "handoff":
+			hk, err := p.fields(v, "handoff", "progress", "returned", "issues", "check")
+			if err != nil {
+				return nil, err
+			}
+			e.Handoff = &HandoffExpect{}
+			for j := 0; j < len(hk); j += 2 {
+				hv := hk[j+1]
+				switch hk[j].Value {
+				case "progress":
+					e.Handoff.Progress, err = p.str(hv, "progress")
+				case "returned":
+					e.Handoff.Returned, err = p.str(hv, "returned")
+				case "issues":
+					e.Handoff.Issues, err = p.strs(hv, "issues")
+				case "check":
+					e.Handoff.Check = hv.Value == "true"
+				}
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return e, nil
+}
 
 // expect checks an action's expectations against the view after it and
 // what it returned.

@@ -131,52 +131,48 @@ func (t *Machine) Write(cmd interpreter.Command, s Scripted) (json.RawMessage, e
 	if err != nil {
 		return nil, err
 	}
-	switch r := res.(type) {
-	case *interpreter.CheckNeeded:
-		res, err = t.check(cmd, r, s.Check)
-	case *interpreter.CallNeeded:
-		res, err = t.call(r, s.Call)
-	}
-	if err != nil {
-		return nil, err
+	if need, ok := res.(interpreter.Need); ok {
+		if res, err = t.answer(need, s); err != nil {
+			return nil, err
+		}
 	}
 	return json.Marshal(res)
 }
 
-// check applies the scripted answers to a check, as the workflow applies
-// its evaluator's.
-func (t *Machine) check(cmd interpreter.Command, need *interpreter.CheckNeeded, cs *CheckScript) (any, error) {
-	done := interpreter.CheckDone{CheckID: need.CheckID, StepID: need.StepID, Request: need.Request, Model: ScriptModel}
-	switch c := cmd.(type) {
-	case interpreter.Submit:
-		done.Submission, done.By = c.Submission, c.Actor.ID
-	case interpreter.Decide:
-		done.Submission, done.By, done.WorkItemID = c.Submission, c.Actor.ID, c.WorkItemID
+// answer answers a need of the run from the script, where the workflow
+// would ask its evaluator or the tool server, and applies the reply.
+func (t *Machine) answer(need interpreter.Need, s Scripted) (any, error) {
+	var reply interpreter.Reply
+	var err error
+	switch n := need.(type) {
+	case *interpreter.CheckNeeded:
+		reply, err = t.checkReply(n, s.Check)
+	case *interpreter.CallNeeded:
+		reply, err = callReply(n, s.Call)
 	default:
-		return nil, fmt.Errorf("a %T asked for a check", cmd)
+		err = fmt.Errorf("a case cannot answer a %T", need)
 	}
-	if cs != nil && cs.Err {
-		done.Failure = "the evaluator answered with an error (ERR in the script)"
-	} else {
-		a, err := Answers(t.m.Process().Step(need.StepID), need.Request, cs)
-		if err == nil {
-			err = interpreter.ValidateCheckAnswers(need.Request, a)
-		}
-		if err != nil {
-			return nil, err
-		}
-		done.Answers = a
-	}
-	res, err := t.m.Apply(done, t.now)
-	t.effects = append(t.effects, t.m.TakeEffects()...)
 	if err != nil {
 		return nil, err
 	}
-	out := res.(*interpreter.CheckOutcome)
-	if out.Refusal != nil {
-		return nil, out.Refusal
+	res, err := t.m.Answer(need, reply, t.now)
+	t.effects = append(t.effects, t.m.TakeEffects()...)
+	return res, err
+}
+
+// checkReply is the scripted evaluator's answer to a check.
+func (t *Machine) checkReply(need *interpreter.CheckNeeded, cs *CheckScript) (interpreter.CheckReply, error) {
+	reply := interpreter.CheckReply{Model: ScriptModel}
+	if cs != nil && cs.Err {
+		reply.Failure = "the evaluator answered with an error (ERR in the script)"
+		return reply, nil
 	}
-	return out.View, nil
+	a, err := Answers(t.m.Process().Step(need.StepID), need.Request, cs)
+	if err == nil {
+		err = interpreter.ValidateCheckAnswers(need.Request, a)
+	}
+	reply.Answers = a
+	return reply, err
 }
 
 // ScriptModel is the model every scripted check verdict names.
@@ -228,27 +224,15 @@ func Answers(s *interpreter.Step, r *interpreter.CheckRequest, cs *CheckScript) 
 	return a, nil
 }
 
-// call answers a call that is sent from the script.
-func (t *Machine) call(need *interpreter.CallNeeded, ca *CallAnswer) (any, error) {
-	done := interpreter.CallDone{StepID: need.StepID, Digest: need.Digest}
+// callReply is the script's answer to a call that is sent.
+func callReply(need *interpreter.CallNeeded, ca *CallAnswer) (interpreter.CallReply, error) {
 	switch {
 	case ca == nil:
-		return nil, fmt.Errorf("the call of %s is sent, and the script gives no answer: add answer: to the call", need.Tool)
+		return interpreter.CallReply{}, fmt.Errorf("the call of %s is sent, and the script gives no answer: add answer: to the call", need.Tool)
 	case ca.Unreachable:
-		done.NotSent, done.Why = true, "unreachable (scripted)"
+		return interpreter.CallReply{NotSent: true, Why: "unreachable (scripted)"}, nil
 	case ca.Lost:
-		done.Why = "no answer (scripted)"
-	default:
-		done.Result, done.IsError = interpreter.TextResult(ca.Result, ca.IsError), ca.IsError
+		return interpreter.CallReply{Why: "no answer (scripted)"}, nil
 	}
-	res, err := t.m.Apply(done, t.now)
-	t.effects = append(t.effects, t.m.TakeEffects()...)
-	if err != nil {
-		return nil, err
-	}
-	out := res.(*interpreter.CallOutcome)
-	if out.Refusal != nil {
-		return nil, out.Refusal
-	}
-	return out.Result, nil
+	return interpreter.CallReply{Result: interpreter.TextResult(ca.Result, ca.IsError), IsError: ca.IsError}, nil
 }
