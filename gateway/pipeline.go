@@ -124,7 +124,7 @@ func (g *Gateway) serve(ctx context.Context, t *tool, id *auth.Identity, raw jso
 	if t.kind == ownWrite {
 		return g.ownWrite(ctx, c)
 	}
-	// 4. Run it: the run claims the requestId itself (runs.go's
+	// 4. Run it: the run claims the requestId itself (replay.go's
 	// runWrite), and a replay is the run's answer or its record's.
 	answer, err := g.runWrite(ctx, c)
 	if err != nil {
@@ -176,20 +176,6 @@ func resultCode(err error) string {
 		return string(e.Code)
 	}
 	return string(interpreter.CodeRetry)
-}
-
-// runGone explains a write whose run has no running workflow: no such run
-// in this organization, or a run that ended (run_ended comes before every
-// other check of a write).
-func (g *Gateway) runGone(ctx context.Context, org, runID string) error {
-	_, err := g.store.GetRun(ctx, org, runID)
-	if errors.Is(err, store.ErrNotFound) {
-		return interpreter.ErrNoRun(runID)
-	}
-	if err != nil {
-		return err
-	}
-	return interpreter.ErrRunEnded()
 }
 
 // reserve claims the call's requestId. It reports a replay, with the stored

@@ -31,79 +31,166 @@ import (
 const maxAttempts = 16
 
 // runWrite runs a write to a run: start_run, or one command to a run's
-// workflow.
+// workflow. Once the run answered, the record is asked at most once, and
+// only when the run's answer is not the call's last word (afterRun).
 func (g *Gateway) runWrite(ctx context.Context, c *call) (json.RawMessage, error) {
+	replay := false
 	if c.tool.kind == startWrite {
-		return g.start(ctx, c)
+		// A run that ended kept its start, and its workflow may be gone,
+		// so a start now would make another: its record answers. A start
+		// of a run that exists is a replay (or the same start twice at
+		// once).
+		rec, err := g.store.Recall(ctx, store.Recall{Request: c.request(nil), RunID: workflows.RunID(c.org, c.reqID)})
+		switch {
+		case err != nil:
+			return nil, err
+		case interpreter.RunState(rec.RunState).Over():
+			return fromRecord(rec, interpreter.ErrRequestIDReused())
+		}
+		replay = rec.RunState != ""
 	}
 	for tries := 0; ; tries++ {
 		w, answer, err := g.send(ctx, c)
-		if e, ok := err.(*interpreter.Error); ok && slices.Contains(e.Issues, interpreter.IssueRequestIDReused) && c.orgTag != "" {
-			// Temporal answered another organization's update of the
-			// same id: the run is not this organization's, unless it is.
-			if _, gerr := g.store.GetRun(ctx, c.org, w.RunID); errors.Is(gerr, store.ErrNotFound) {
-				return nil, interpreter.ErrNoRun(w.RunID)
-			}
+		q, ask := c.afterRun(w.RunID, answer, err, replay)
+		if !ask {
+			return g.runsAnswer(ctx, c, w, answer, err)
 		}
-		var recorded *workflows.RecordedRefusal
-		switch {
-		case errors.Is(err, workflows.ErrNoRun):
-			return g.fromRecord(ctx, c, func() error { return g.runGone(ctx, c.org, w.RunID) })
-		case errors.Is(err, workflows.ErrAnsweredBefore):
-			return g.fromRecord(ctx, c, func() error { return interpreter.ErrRequestIDReused() })
-		case errors.As(err, &recorded):
-			// A refusal the run gave after its validator accepted (a
-			// failed check): Temporal remembers it under the update id,
-			// so a try of this request after it runs under the next one.
-			// When the record counts more tries than this call made, the
-			// refusal was an earlier call's, remembered: try the next.
-			next, ahead, nerr := g.store.NoteRefusal(context.WithoutCancel(ctx), nil, c.request(nil), c.attempt)
-			if nerr != nil {
-				g.opts.Logger.WarnContext(ctx, "counting a refused attempt failed", "tool", c.tool.name, "error", nerr)
-			}
-			if ahead && tries < maxAttempts {
-				c.attempt = next
-				continue
-			}
-			err = recorded.Refusal
+		rctx := ctx
+		if q.Kind != store.RecallRead {
+			// It writes, and must even when the call waited past
+			// CallWait.
+			rctx = context.WithoutCancel(ctx)
 		}
-		var e *interpreter.Error
-		if errors.As(err, &e) && e.Code != interpreter.CodeRetry {
-			if e.Code != interpreter.CodeConflict || !isReused(e) {
-				if stored, ok := g.record(ctx, c); ok {
-					return stored, nil
-				}
-			}
-			if c.tool.refused != nil && w.Command != nil {
-				c.tool.refused(g, ctx, w.RunID, w.Command, e)
-			}
-			return nil, err
+		rec, rerr := g.store.Recall(rctx, q)
+		if rerr != nil && q.Kind != store.RecallRead {
+			g.opts.Logger.WarnContext(ctx, "asking the record of a write failed", "tool", c.tool.name, "kind", q.Kind, "error", rerr)
 		}
-		if err != nil {
-			return nil, g.unanswered(ctx, c, err)
+		if q.Kind == store.RecallRefused && rerr == nil && rec.Ahead && tries < maxAttempts {
+			// The refusal was an earlier call's, which Temporal remembers
+			// under this attempt's update id: try the next.
+			c.attempt = rec.Attempt
+			continue
 		}
+		return g.settle(ctx, c, w, answer, err, q, rec, rerr)
+	}
+}
+
+// afterRun says what a write asks the record once its run answered err
+// (answer when nil), and whether it asks at all:
+//
+//   - a replayed start that the run answered sets the record to that
+//     answer (the record held one the run never kept);
+//   - a run whose workflow is not running, or that answered the
+//     requestId before it continued as new, cannot answer: the record
+//     does, read with the run's row;
+//   - a refusal Temporal remembers under the update id (a failed check)
+//     is counted, so a later try runs under the next attempt's id;
+//   - another refusal is a replay when the record holds this call's
+//     answer (the run moved on, the process got a new version: §4), but
+//     request_id_reused is the run's last word, save in an organization
+//     that is not the default, where Temporal may have answered another
+//     organization's update of the same id on a run that is not this
+//     one's (its row tells);
+//   - a run that did not answer may still apply the write: the requestId
+//     is reserved for these arguments.
+func (c *call) afterRun(runID string, answer json.RawMessage, err error, replay bool) (store.Recall, bool) {
+	q := store.Recall{Request: c.request(nil), Kind: store.RecallRead}
+	start := c.tool.kind == startWrite
+	var e *interpreter.Error
+	var recorded *workflows.RecordedRefusal
+	switch {
+	case err == nil:
+		q.Kind, q.Result = store.RecallAnswered, answer
+		return q, replay
+	case errors.Is(err, workflows.ErrNoRun):
+		if !start {
+			q.RunID = runID
+		}
+	case errors.Is(err, workflows.ErrAnsweredBefore):
+	case errors.As(err, &recorded) && !start:
+		q.Kind, q.Attempt = store.RecallRefused, c.attempt
+	case errors.As(err, &e) && e.Code != interpreter.CodeRetry:
+		if isReused(e) {
+			if start || c.orgTag == "" {
+				return q, false
+			}
+			q.RunID = runID
+		}
+	default:
+		q.Kind = store.RecallUnanswered
+	}
+	return q, true
+}
+
+// settle is a write's answer once the record told what it says of the
+// call (rec, or rerr when it could not tell).
+func (g *Gateway) settle(ctx context.Context, c *call, w workflows.Write, answer json.RawMessage, err error, q store.Recall, rec store.Recalled, rerr error) (json.RawMessage, error) {
+	switch {
+	case q.Kind == store.RecallAnswered:
 		return answer, nil
+	case q.Kind == store.RecallUnanswered:
+		if rerr == nil && rec.Said == store.SaidOther {
+			return nil, interpreter.ErrRequestIDReused()
+		}
+		return nil, err
+	case errors.Is(err, workflows.ErrNoRun):
+		if rerr != nil {
+			return nil, rerr
+		}
+		if c.tool.kind == startWrite {
+			// The start discarded itself (its requestId was another
+			// call's), or its run ended just now.
+			return fromRecord(rec, interpreter.ErrRequestIDReused())
+		}
+		// No such run in this organization, or a run that ended
+		// (run_ended comes before every other check of a write).
+		if rec.RunState == "" {
+			return fromRecord(rec, interpreter.ErrNoRun(w.RunID))
+		}
+		return fromRecord(rec, interpreter.ErrRunEnded())
+	case errors.Is(err, workflows.ErrAnsweredBefore):
+		if rerr != nil {
+			return nil, rerr
+		}
+		return fromRecord(rec, interpreter.ErrRequestIDReused())
 	}
+	var recorded *workflows.RecordedRefusal
+	if errors.As(err, &recorded) {
+		err = recorded.Refusal
+	}
+	var e *interpreter.Error
+	if errors.As(err, &e) && isReused(e) {
+		if q.RunID != "" && rerr == nil && rec.RunState == "" {
+			// Temporal answered another organization's update of the
+			// same id: the run is not this organization's.
+			return nil, interpreter.ErrNoRun(w.RunID)
+		}
+	} else if rerr == nil && rec.Said == store.SaidSame {
+		return rec.Answer, nil
+	}
+	return g.runsAnswer(ctx, c, w, nil, err)
 }
 
-// unanswered is the error of a write its run did not answer (the server
-// failing, or waiting past CallWait): the write may still apply, so the
-// requestId is reserved for these arguments, as a call that reserves
-// first would have it. When it is reserved for others already, the call
-// is a conflict.
-func (g *Gateway) unanswered(ctx context.Context, c *call, err error) error {
-	stored, created, rerr := g.store.ReserveRequest(context.WithoutCancel(ctx), nil, c.request(nil))
-	if rerr == nil && !created && stored.Digest != c.digest {
-		return interpreter.ErrRequestIDReused()
+// runsAnswer ends a write whose answer is the run's: its answer, or its
+// refusal, which the tool is told of.
+func (g *Gateway) runsAnswer(ctx context.Context, c *call, w workflows.Write, answer json.RawMessage, err error) (json.RawMessage, error) {
+	var e *interpreter.Error
+	if errors.As(err, &e) && e.Code != interpreter.CodeRetry && c.tool.refused != nil && w.Command != nil {
+		c.tool.refused(g, ctx, w.RunID, w.Command, e)
 	}
-	return err
+	return answer, err
 }
 
-// send is the one way a call reaches a run: the tool's command, sent to
-// its run in turn with this gateway's other writes to that run (runQueue).
-// The write it returns names the run and the command once the tool made
-// them, whatever the error.
+// send is the one way a call reaches a run: a start, or the tool's
+// command, sent to its run in turn with this gateway's other writes to
+// that run (runQueue). The write it returns names the run, and the command
+// once the tool made it, whatever the error.
 func (g *Gateway) send(ctx context.Context, c *call) (workflows.Write, json.RawMessage, error) {
+	if c.tool.kind == startWrite {
+		w := workflows.Write{Org: c.org, RequestID: c.reqID, Digest: c.digest, RunID: workflows.RunID(c.org, c.reqID)}
+		answer, err := c.tool.write(g, ctx, c)
+		return w, answer, err
+	}
 	// The renderers add the body back (views.go).
 	w := workflows.Write{Org: c.org, RequestID: c.reqID, Attempt: c.attempt, Digest: c.digest, OmitBody: true}
 	var err error
@@ -120,74 +207,19 @@ func (g *Gateway) send(ctx context.Context, c *call) (workflows.Write, json.RawM
 	return w, answer, err
 }
 
-// start runs start_run. A run that ended kept its start, and its workflow
-// may be gone, so a start now would make another: its record answers. A
-// start of a run that exists is a replay (or the same start twice at
-// once): the record is set to what the run answers, so it is right when
-// the record is all that is left.
-func (g *Gateway) start(ctx context.Context, c *call) (json.RawMessage, error) {
-	row, err := g.store.GetRun(ctx, c.org, workflows.RunID(c.org, c.reqID))
-	switch {
-	case err == nil && interpreter.RunState(row.State).Over():
-		return g.fromRecord(ctx, c, func() error { return interpreter.ErrRequestIDReused() })
-	case err != nil && !errors.Is(err, store.ErrNotFound):
-		return nil, err
-	}
-	replay := err == nil
-	answer, err := c.tool.write(g, ctx, c)
-	var e *interpreter.Error
-	switch {
-	case errors.Is(err, workflows.ErrNoRun):
-		// The run's workflow closed: the start discarded itself (its
-		// requestId was another call's), or it ended just now.
-		return g.fromRecord(ctx, c, func() error { return interpreter.ErrRequestIDReused() })
-	case errors.As(err, &e) && e.Code != interpreter.CodeRetry:
-		if stored, ok := g.record(ctx, c); ok && !isReused(e) {
-			return stored, nil
-		}
-		return nil, err
-	case err != nil:
-		return nil, g.unanswered(ctx, c, err)
-	case replay:
-		if rerr := g.store.ReplaceAnswer(ctx, nil, c.request(answer)); rerr != nil {
-			g.opts.Logger.WarnContext(ctx, "correcting a replayed start's record failed", "error", rerr)
-		}
-	}
-	return answer, nil
-}
-
 // fromRecord answers a write from its record when the run can no longer:
 // the answer recorded for this call, conflict for a requestId recorded for
-// another, and otherwise none's error.
-func (g *Gateway) fromRecord(ctx context.Context, c *call, none func() error) (json.RawMessage, error) {
-	r, err := g.store.GetRequest(ctx, c.org, c.reqID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, none()
-	case err != nil:
-		return nil, err
-	case r.Digest != c.digest && (r.Result != nil || (r.RunID != "" && !r.Refused)):
+// another, and otherwise none.
+func fromRecord(r store.Recalled, none error) (json.RawMessage, error) {
+	switch r.Said {
+	case store.SaidSame:
+		return r.Answer, nil
+	case store.SaidOther:
 		return nil, interpreter.ErrRequestIDReused()
-	case r.Digest == c.digest && r.Result != nil:
-		return r.Result, nil
 	}
-	return nil, none()
-}
-
-// record is the answer recorded for this very call, if any.
-func (g *Gateway) record(ctx context.Context, c *call) (json.RawMessage, bool) {
-	r, err := g.store.GetRequest(ctx, c.org, c.reqID)
-	if err != nil || r.Digest != c.digest || r.Result == nil {
-		return nil, false
-	}
-	return r.Result, true
+	return nil, none
 }
 
 func isReused(e *interpreter.Error) bool {
-	for _, i := range e.Issues {
-		if i == interpreter.IssueRequestIDReused {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(e.Issues, interpreter.IssueRequestIDReused)
 }

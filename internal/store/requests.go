@@ -25,7 +25,7 @@ type Request struct {
 	Result    json.RawMessage
 	CreatedAt time.Time
 	// Attempt counts the tries of a write that Temporal answered with a
-	// refusal it remembers (see RetryRequest); each try has an update id
+	// refusal it remembers (see CountRefusal); each try has an update id
 	// of its own.
 	Attempt int
 	// Refused is set on a reservation whose call was refused: another
@@ -96,17 +96,15 @@ WHERE requests.digest = EXCLUDED.digest AND requests.result IS NULL`
 	// sqlRecordRunRequest records a run's write: migrations 011 and 013.
 	sqlRecordRunRequest = `SELECT record_run_request_json($1, $2, $3, $4, $5, $6, $7)`
 
-	// sqlNoteRefusal counts a refused try of a run's write: $5 is the
+	// sqlCountRefusal counts a refused try of a run's write: $5 is the
 	// attempt refused; the record's count only grows.
-	sqlNoteRefusal = `
+	sqlCountRefusal = `
 INSERT INTO requests (org, request_id, tool, digest, result, attempt, refused)
 VALUES ($1, $2, $3, $4, NULL, $5 + 1, true)
 ON CONFLICT (org, request_id) DO UPDATE SET
     attempt = GREATEST(requests.attempt, EXCLUDED.attempt),
     refused = requests.refused OR requests.result IS NULL
-RETURNING attempt`
-
-	sqlGetAttempt = `SELECT attempt FROM requests WHERE org = $1 AND request_id = $2`
+RETURNING ` + requestColumns
 
 	sqlReplaceAnswer = `
 UPDATE requests SET result = $4
@@ -241,28 +239,36 @@ func (s *Store) ReleaseHeld(ctx context.Context, q Querier, r Request) error {
 	return nil
 }
 
-// NoteRefusal counts a refusal a run gave the write r at attempt tried and
-// that Temporal remembers under that attempt's update id. When the record
-// already counts more attempts than tried, the refusal answered was an
-// earlier call's, remembered: NoteRefusal then returns the attempt to try
-// next and ahead true. Otherwise it records the refusal (the requestId may
-// be taken over at once; SPEC-DECISIONS §6) and the next call with it
+// CountRefusal counts a refusal a run gave the write r at attempt tried
+// and that Temporal remembers under that attempt's update id. When the
+// record already counts more attempts than tried, the refusal answered was
+// an earlier call's, remembered: CountRefusal then returns the attempt to
+// try next and ahead true. Otherwise it records the refusal (the requestId
+// may be taken over at once; SPEC-DECISIONS §6) and the next call with it
 // runs as attempt tried+1.
-func (s *Store) NoteRefusal(ctx context.Context, q Querier, r Request, tried int) (next int, ahead bool, err error) {
+func (s *Store) CountRefusal(ctx context.Context, q Querier, r Request, tried int) (next int, ahead bool, err error) {
+	stored, ahead, err := s.countRefusal(ctx, q, r, tried)
+	return stored.Attempt, ahead, err
+}
+
+// countRefusal is CountRefusal, returning the record as it stands after.
+func (s *Store) countRefusal(ctx context.Context, q Querier, r Request, tried int) (stored Request, ahead bool, err error) {
 	if err := r.check(); err != nil {
-		return 0, false, err
+		return Request{}, false, err
 	}
 	q = s.q(q)
-	switch err := q.QueryRow(ctx, sqlGetAttempt, r.Org, r.RequestID).Scan(&next); {
-	case err == nil && next > tried:
-		return next, true, nil
+	rows, _ := q.Query(ctx, sqlGetRequest, r.Org, r.RequestID)
+	switch stored, err = pgx.CollectExactlyOneRow(rows, scanRequest); {
+	case err == nil && stored.Attempt > tried:
+		return stored, true, nil
 	case err != nil && err != pgx.ErrNoRows:
-		return 0, false, fmt.Errorf("store: note refusal of %s: %w", r.RequestID, err)
+		return Request{}, false, fmt.Errorf("store: count refusal of %s: %w", r.RequestID, err)
 	}
-	if err := q.QueryRow(ctx, sqlNoteRefusal, r.Org, r.RequestID, r.Tool, r.Digest, tried).Scan(&next); err != nil {
-		return 0, false, fmt.Errorf("store: note refusal of %s: %w", r.RequestID, err)
+	rows, _ = q.Query(ctx, sqlCountRefusal, r.Org, r.RequestID, r.Tool, r.Digest, tried)
+	if stored, err = pgx.CollectExactlyOneRow(rows, scanRequest); err != nil {
+		return Request{}, false, fmt.Errorf("store: count refusal of %s: %w", r.RequestID, err)
 	}
-	return next, false, nil
+	return stored, false, nil
 }
 
 // RecordAnswer stores a call's answer (r.Result) under its requestId: into

@@ -145,15 +145,15 @@ func TestRecordRunRequest(t *testing.T) {
 	}
 
 	r := store.Request{Org: org, RequestID: "req-2", Tool: "submit", Digest: "04"}
-	if next, ahead, err := b.store.NoteRefusal(b.ctx, nil, r, 0); err != nil || ahead || next != 1 {
+	if next, ahead, err := b.store.CountRefusal(b.ctx, nil, r, 0); err != nil || ahead || next != 1 {
 		t.Fatalf("first refusal: %d, %v, %v", next, ahead, err)
 	}
 	// A call that tried attempt 0 and got the remembered refusal is told
 	// to try attempt 1.
-	if next, ahead, err := b.store.NoteRefusal(b.ctx, nil, r, 0); err != nil || !ahead || next != 1 {
+	if next, ahead, err := b.store.CountRefusal(b.ctx, nil, r, 0); err != nil || !ahead || next != 1 {
 		t.Fatalf("remembered refusal: %d, %v, %v", next, ahead, err)
 	}
-	if next, ahead, err := b.store.NoteRefusal(b.ctx, nil, r, 1); err != nil || ahead || next != 2 {
+	if next, ahead, err := b.store.CountRefusal(b.ctx, nil, r, 1); err != nil || ahead || next != 2 {
 		t.Fatalf("second refusal: %d, %v, %v", next, ahead, err)
 	}
 	if _, created, err := b.store.ReserveRequest(b.ctx, nil, store.Request{Org: org, RequestID: "req-2", Tool: "upload", Digest: "05"}); err != nil || !created {
