@@ -242,9 +242,6 @@ func New(s *store.Store, runs *workflows.Client, verify auth.Verifier, opts *Opt
 		if t.name == interpreter.ToolCallTool && !tools {
 			continue
 		}
-		if err := t.check(); err != nil {
-			return nil, err
-		}
 		g.toolList = append(g.toolList, t)
 		g.tools[t.name] = t
 	}

@@ -20,11 +20,17 @@ import (
 // (schemas.go), from the official shared parts; the root holds the $defs
 // that the parts refer to. No $schema: the MCP default dialect, JSON Schema
 // 2020-12, is the official schemas' own.
-var resultSchemas, resultDefs, toolErrorSchema = resultSchemaTexts()
+var results, resultDefs, toolErrorSchema = resultSchemaTexts()
+
+// resultTexts are the schemas of the tools' data on ok: true, each named
+// in its tool's entry of the tool table (tools.go).
+type resultTexts struct {
+	describe, listProcesses, runView, getWork, claim, renew, upload, sendEvent, listRuns, callTool string
+}
 
 // resultSchemaTexts returns the schema of each tool's data on ok: true, the
 // $defs they refer to, and the error's schema. The parts are local names.
-func resultSchemaTexts() (map[interpreter.Tool]string, string, string) {
+func resultSchemaTexts() (resultTexts, string, string) {
 	const (
 		str         = `{"type":"string"}`
 		strOrNull   = `{"type":["string","null"]}`
@@ -84,37 +90,32 @@ func resultSchemaTexts() (map[interpreter.Tool]string, string, string) {
 		toolErrorText = `{"type":"object","properties":{"code":{"type":"string","enum":["invalid","not_accepted","stale","conflict","forbidden","not_found","retry"]},"message":` + str +
 			`,"issues":{"type":"array","items":` + str + `}},"required":["code","message"],"additionalProperties":false}`
 	)
-	return map[interpreter.Tool]string{
-		interpreter.ToolDescribe: `{"type":"object","properties":{"protocol":{"type":"string","const":"agentprocess"},"version":` + str + `,"profiles":{"type":"array","items":` + str + `},"leaseSeconds":` + number +
+	return resultTexts{
+		runView: runView,
+		describe: `{"type":"object","properties":{"protocol":{"type":"string","const":"agentprocess"},"version":` + str + `,"profiles":{"type":"array","items":` + str + `},"leaseSeconds":` + number +
 			`,"person":{"type":"object","properties":{"format":` + str + `},"required":["format"],"additionalProperties":false},"tools":{"type":"array","items":` + str + `},"maxUploadBytes":` + number +
 			`,"limits":{"type":"object","properties":{"runDataBytes":` + number + `,"checkPass":` + number + `,"checkFail":{"type":["number","null"]},"checkConfidence":` + number + `,"checkStateBytes":` + number +
 			`},"required":["runDataBytes","checkPass","checkFail","checkConfidence","checkStateBytes"],"additionalProperties":false}},"required":["protocol","version","profiles","leaseSeconds","person","tools","limits"],"additionalProperties":false}`,
-		interpreter.ToolListProcesses: `{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"name":` + str + `,"description":` + str + `,"version":` + number + `,"inputs":` + fields +
+		listProcesses: `{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"name":` + str + `,"description":` + str + `,"version":` + number + `,"inputs":` + fields +
 			`,"requires":{"type":"object","properties":{"systems":{"minItems":1,"type":"array","items":{"type":"string","maxLength":64,"pattern":"^[a-z0-9]+(-[a-z0-9]+)*$"}}},"required":["systems"],"additionalProperties":false}},` +
 			`"required":["name","description","version","inputs"],"additionalProperties":false}}` + page,
-		interpreter.ToolStartRun: runView,
-		interpreter.ToolGetRun:   runView,
-		interpreter.ToolGetWork: `{"type":"object","properties":{"items":{"type":"array","items":{"anyOf":[{"type":"object","properties":{"runId":` + str + `,"stepId":` + str + `,"process":` + str + `,"version":` + number +
+		getWork: `{"type":"object","properties":{"items":{"type":"array","items":{"anyOf":[{"type":"object","properties":{"runId":` + str + `,"stepId":` + str + `,"process":` + str + `,"version":` + number +
 			`,"mode":` + mode + `,"readySince":` + str + `,"due":` + strOrNull + `,"overdue":{"type":"boolean"},"handoff":` + handoff +
 			`,"claim":{"type":"object","properties":{"tool":{"type":"string","const":"claim"},"arguments":{"type":"object","properties":{"runId":` + str + `,"stepId":` + str + `,"requestId":` + str +
 			`},"required":["runId","stepId","requestId"],"additionalProperties":false}},"required":["tool","arguments"],"additionalProperties":false}},` +
 			`"required":["runId","stepId","process","version","mode","readySince","due","overdue","handoff","claim"],"additionalProperties":false},` +
 			`{"type":"object","properties":{"runId":` + str + `,"process":` + str + `,"version":` + number + `,"mode":` + mode + `,"workItem":` + workItem +
 			`},"required":["runId","process","version","mode","workItem"],"additionalProperties":false}]}}` + page,
-		interpreter.ToolClaim: `{"type":"object","properties":{"token":` + str + `,"expiresAt":` + str + `,"extensions":` + object + `,"mode":` + mode +
+		claim: `{"type":"object","properties":{"token":` + str + `,"expiresAt":` + str + `,"extensions":` + object + `,"mode":` + mode +
 			`,"step":{"type":"object","properties":{"id":` + str + `,"instructions":` + str + `,` + contract + `},"required":["id","instructions","output","evidence","next"],"additionalProperties":false}` +
 			`,"handoff":` + handoff + `,"body":` + str + `,"data":` + runData + `},"required":["token","expiresAt","mode","step","handoff","body","data"],"additionalProperties":false}`,
-		interpreter.ToolRenew:     `{"type":"object","properties":{"token":` + str + `,"expiresAt":` + str + `},"required":["token","expiresAt"],"additionalProperties":false}`,
-		interpreter.ToolUpload:    `{"type":"object","properties":{"id":` + str + `,"sha256":` + str + `,"bytes":` + number + `},"required":["id","sha256","bytes"],"additionalProperties":false}`,
-		interpreter.ToolSubmit:    runView,
-		interpreter.ToolEscalate:  runView,
-		interpreter.ToolDecide:    runView,
-		interpreter.ToolCancel:    runView,
-		interpreter.ToolSendEvent: `{"type":"object","properties":{"consumedBy":` + strOrNull + `},"required":["consumedBy"],"additionalProperties":false}`,
-		interpreter.ToolListRuns: `{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"id":` + str + `,"process":` + str + `,"version":` + number + `,"state":` + runState +
+		renew:     `{"type":"object","properties":{"token":` + str + `,"expiresAt":` + str + `},"required":["token","expiresAt"],"additionalProperties":false}`,
+		upload:    `{"type":"object","properties":{"id":` + str + `,"sha256":` + str + `,"bytes":` + number + `},"required":["id","sha256","bytes"],"additionalProperties":false}`,
+		sendEvent: `{"type":"object","properties":{"consumedBy":` + strOrNull + `},"required":["consumedBy"],"additionalProperties":false}`,
+		listRuns: `{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"id":` + str + `,"process":` + str + `,"version":` + number + `,"state":` + runState +
 			`,"outcome":` + strOrNull + `,"startedAt":` + str + `,"updatedAt":` + str + `,"inputs":` + object +
 			`},"required":["id","process","version","state","outcome","startedAt","updatedAt","inputs"],"additionalProperties":false}}` + page,
-		interpreter.ToolCallTool: `{"type":"object","properties":{"status":{"type":"string","enum":["completed","failed","awaiting_approval","rejected","outcome_unknown"]},"tool":` + str +
+		callTool: `{"type":"object","properties":{"status":{"type":"string","enum":["completed","failed","awaiting_approval","rejected","outcome_unknown"]},"tool":` + str +
 			`,"digest":{"type":"string","pattern":"^[0-9a-f]{64}$"},"reused":{"type":"boolean"},"result":{"anyOf":[{"$ref":"#/$defs/callToolResult"},{"type":"null"}]},"workItemId":` + strOrNull +
 			`,"message":` + str + `},"required":["status","tool","digest","reused","result","workItemId","message"],"additionalProperties":false}`,
 	}, defsText, toolErrorText

@@ -27,32 +27,34 @@ const (
 	limit    = `"limit":{"type":"integer","minimum":1,"maximum":100}`
 )
 
-var argumentSchemas = map[interpreter.Tool]string{
-	interpreter.ToolDescribe:      `{"type":"object","properties":{},"additionalProperties":false}`,
-	interpreter.ToolListProcesses: `{"type":"object","properties":{"cursor":{"type":"string"}},"additionalProperties":false}`,
-	interpreter.ToolStartRun: `{"type":"object","properties":{"process":{"type":"string"},"version":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"inputs":` + object + `,"mode":{"type":"string","enum":["live","test"]},` + reqID +
-		`},"required":["process","inputs","requestId"],"additionalProperties":false}`,
-	interpreter.ToolGetRun:  `{"type":"object","properties":{"runId":{"type":"string"}},"required":["runId"],"additionalProperties":false}`,
-	interpreter.ToolGetWork: `{"type":"object","properties":{` + limit + `,"cursor":{"type":"string"},"process":{"type":"string"}},"additionalProperties":false}`,
-	interpreter.ToolClaim:   `{"type":"object","properties":{"runId":{"type":"string"},"stepId":{"type":"string"},` + reqID + `},"required":["runId","stepId","requestId"],"additionalProperties":false}`,
-	interpreter.ToolRenew:   `{"type":"object","properties":{"token":{"type":"string"},"progress":{"type":"string","maxLength":4000},` + reqID + `},"required":["token","requestId"],"additionalProperties":false}`,
-	interpreter.ToolUpload: `{"type":"object","properties":{"fileName":{"type":"string","minLength":1,"maxLength":255},"contentType":{"type":"string","minLength":1,"maxLength":160},"contentBase64":{"type":"string","minLength":1},` + reqID +
-		`},"required":["fileName","contentType","contentBase64","requestId"],"additionalProperties":false}`,
-	interpreter.ToolSubmit: `{"type":"object","properties":{"token":{"type":"string"},"output":` + object + `,"evidence":` + evidence + `,"summary":{"type":"string","maxLength":2000},"next":{"type":"string"},"reason":{"type":"string","maxLength":4000},` + reqID +
-		`},"required":["token","output","summary","requestId"],"additionalProperties":false}`,
-	interpreter.ToolEscalate: `{"type":"object","properties":{"token":{"type":"string"},"note":{"type":"string","maxLength":4000},` + reqID + `},"required":["token","note","requestId"],"additionalProperties":false}`,
-	interpreter.ToolDecide: `{"type":"object","properties":{"runId":{"type":"string"},"workItemId":{"type":"string"},"snapshot":{"type":"string"},"decision":{"type":"string","enum":["completed","approved","rejected","returned","failed"]},"output":` + object + `,"evidence":` + evidence +
+// Each tool's argument schema, named in its entry of the tool table
+// (tools.go).
+const (
+	argsDescribe      = `{"type":"object","properties":{},"additionalProperties":false}`
+	argsListProcesses = `{"type":"object","properties":{"cursor":{"type":"string"}},"additionalProperties":false}`
+	argsStartRun      = `{"type":"object","properties":{"process":{"type":"string"},"version":{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991},"inputs":` + object + `,"mode":{"type":"string","enum":["live","test"]},` + reqID +
+		`},"required":["process","inputs","requestId"],"additionalProperties":false}`
+	argsGetRun  = `{"type":"object","properties":{"runId":{"type":"string"}},"required":["runId"],"additionalProperties":false}`
+	argsGetWork = `{"type":"object","properties":{` + limit + `,"cursor":{"type":"string"},"process":{"type":"string"}},"additionalProperties":false}`
+	argsClaim   = `{"type":"object","properties":{"runId":{"type":"string"},"stepId":{"type":"string"},` + reqID + `},"required":["runId","stepId","requestId"],"additionalProperties":false}`
+	argsRenew   = `{"type":"object","properties":{"token":{"type":"string"},"progress":{"type":"string","maxLength":4000},` + reqID + `},"required":["token","requestId"],"additionalProperties":false}`
+	argsUpload  = `{"type":"object","properties":{"fileName":{"type":"string","minLength":1,"maxLength":255},"contentType":{"type":"string","minLength":1,"maxLength":160},"contentBase64":{"type":"string","minLength":1},` + reqID +
+		`},"required":["fileName","contentType","contentBase64","requestId"],"additionalProperties":false}`
+	argsSubmit = `{"type":"object","properties":{"token":{"type":"string"},"output":` + object + `,"evidence":` + evidence + `,"summary":{"type":"string","maxLength":2000},"next":{"type":"string"},"reason":{"type":"string","maxLength":4000},` + reqID +
+		`},"required":["token","output","summary","requestId"],"additionalProperties":false}`
+	argsEscalate = `{"type":"object","properties":{"token":{"type":"string"},"note":{"type":"string","maxLength":4000},` + reqID + `},"required":["token","note","requestId"],"additionalProperties":false}`
+	argsDecide   = `{"type":"object","properties":{"runId":{"type":"string"},"workItemId":{"type":"string"},"snapshot":{"type":"string"},"decision":{"type":"string","enum":["completed","approved","rejected","returned","failed"]},"output":` + object + `,"evidence":` + evidence +
 		`,"summary":{"type":"string","maxLength":2000},"next":{"type":"string"},"reason":{"type":"string","maxLength":4000},"note":{"type":"string","maxLength":4000},` + reqID +
-		`},"required":["runId","workItemId","snapshot","decision","requestId"],"additionalProperties":false}`,
-	interpreter.ToolCancel:    `{"type":"object","properties":{"runId":{"type":"string"},"reason":{"type":"string","maxLength":4000},` + reqID + `},"required":["runId","reason","requestId"],"additionalProperties":false}`,
-	interpreter.ToolSendEvent: `{"type":"object","properties":{"runId":{"type":"string"},"name":{"type":"string"},"data":` + object + `,` + reqID + `},"required":["runId","name","requestId"],"additionalProperties":false}`,
+		`},"required":["runId","workItemId","snapshot","decision","requestId"],"additionalProperties":false}`
+	argsCancel    = `{"type":"object","properties":{"runId":{"type":"string"},"reason":{"type":"string","maxLength":4000},` + reqID + `},"required":["runId","reason","requestId"],"additionalProperties":false}`
+	argsSendEvent = `{"type":"object","properties":{"runId":{"type":"string"},"name":{"type":"string"},"data":` + object + `,` + reqID + `},"required":["runId","name","requestId"],"additionalProperties":false}`
 	// call_tool is Baton's own (docs/profile-tools.md §6): no official
 	// schema, the same notation.
-	interpreter.ToolCallTool: `{"type":"object","properties":{"token":{"type":"string"},"tool":{"type":"string","minLength":1,"maxLength":200},"arguments":` + object + `,` + reqID +
-		`},"required":["token","tool","requestId"],"additionalProperties":false}`,
-	interpreter.ToolListRuns: `{"type":"object","properties":{"process":{"type":"string"},"state":{"type":"string","enum":["active","waiting","ended","cancelled"]},"inputs":` + object + `,` + limit +
-		`,"cursor":{"type":"string"}},"additionalProperties":false}`,
-}
+	argsCallTool = `{"type":"object","properties":{"token":{"type":"string"},"tool":{"type":"string","minLength":1,"maxLength":200},"arguments":` + object + `,` + reqID +
+		`},"required":["token","tool","requestId"],"additionalProperties":false}`
+	argsListRuns = `{"type":"object","properties":{"process":{"type":"string"},"state":{"type":"string","enum":["active","waiting","ended","cancelled"]},"inputs":` + object + `,` + limit +
+		`,"cursor":{"type":"string"}},"additionalProperties":false}`
+)
 
 // toolSchema is a tool's argument schema: as published in tools/list, and
 // compiled for checking calls; and its output schema (outputschemas.go).
