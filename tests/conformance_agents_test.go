@@ -125,11 +125,12 @@ func TestSection3_3_RefusedSubmissionHandsOverIssues(t *testing.T) {
 	}, interpreter.CodeNotAccepted, issues...)
 	agent.refused("submit", map[string]any{"token": c.Token, "requestId": rid(), "summary": "s", "output": map[string]any{"found": true, "tier": "gold"}, "evidence": evidenceFor(agent, []string{"file"}), "next": "review", "reason": "r"},
 		interpreter.CodeNotAccepted, "next: not allowed, this step has one next", "reason: not allowed, this step has one next")
+	// get_run asks the run, which first takes every signal sent before:
+	// the issues were noted while the lease held.
 	if got := getRun(agent, v.Run.ID); got.StepState("gather") != "claimed" || got.Data.Steps["gather"] != nil {
 		t.Fatalf("a refused submission changed the run: %s", got.StepStates())
 	}
-	untilExpired(t, c.ExpiresAt)
-	c2 := claimStep(other, v.Run.ID, "gather")
+	c2 := claimAfterLease(other, v.Run.ID, "gather", c.ExpiresAt)
 	if c2.Handoff == nil || len(c2.Handoff.Issues) == 0 {
 		t.Fatalf("claim after a refused submission and an expired lease: handoff %+v, want issues", c2.Handoff)
 	}

@@ -96,22 +96,46 @@ func personWork(u *user, runID string) []personItem {
 // machine.
 const testLease = 6 * time.Second
 
-// untilExpired waits until a lease that expires at expiresAt has ended.
+// untilExpired waits until the clock has passed expiresAt, the end of a
+// lease. The run may not have noticed yet: a write sent now is checked at
+// the run's time, which is later, but what the read model shows changes
+// only once the run's timer has fired (see claimAfterLease).
 func untilExpired(t testing.TB, expiresAt string) {
 	t.Helper()
 	at, err := time.Parse(time.RFC3339Nano, expiresAt)
 	if err != nil {
 		t.Fatalf("expiresAt %q: %v", expiresAt, err)
 	}
-	time.Sleep(time.Until(at) + 250*time.Millisecond)
+	time.Sleep(time.Until(at) + 10*time.Millisecond)
 }
 
-// agentWorkWhen is agentWork once ok says so, asking again for up to 30
-// seconds: the read model shows an ended lease when the run's timer has
-// fired and the run has published it.
+// claimAfterLease claims a step whose lease expires at expiresAt, once the
+// run has ended that lease: it waits for the clock, then asks get_work
+// until the step is offered again (the run's timer fired and the run
+// published it), however late a loaded machine runs the timer.
+func claimAfterLease(u *user, runID, stepID, expiresAt string) interpreter.ClaimWire {
+	u.t.Helper()
+	untilExpired(u.t, expiresAt)
+	offered := func(items []agentItem) bool {
+		for _, it := range items {
+			if it.StepID == stepID {
+				return true
+			}
+		}
+		return false
+	}
+	if items := agentWorkWhen(u, runID, offered); !offered(items) {
+		u.t.Fatalf("step %s of run %s is not offered after its lease ended at %s: get_work = %+v", stepID, runID, expiresAt, items)
+	}
+	return claimStep(u, runID, stepID)
+}
+
+// agentWorkWhen is agentWork once ok says so, asking again for up to two
+// minutes: the read model shows an ended lease when the run's timer has
+// fired and the run has published it, which a loaded machine does late.
 func agentWorkWhen(u *user, runID string, ok func([]agentItem) bool) []agentItem {
 	u.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		items := agentWork(u, runID)
 		if ok(items) || time.Now().After(deadline) {

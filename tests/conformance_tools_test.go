@@ -310,7 +310,12 @@ func TestTools_WorkerDiesDuringTheCall(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(700 * time.Millisecond)
+	// The worker dies while the crm holds the call.
+	for deadline := time.Now().Add(time.Minute); len(tb.crm.Calls("refund")) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the approved refund never reached the crm")
+		}
+	}
 	tb.b.worker.Stop()
 	tb.crm.SetDelay(0)
 	tb.b.worker.Start()
@@ -342,7 +347,12 @@ func TestTools_OutcomeUnknown(t *testing.T) {
 	if r.Status != "outcome_unknown" || r.WorkItemID == nil {
 		t.Fatalf("no answer: %+v", r)
 	}
-	time.Sleep(3 * time.Second) // the slow call lands meanwhile
+	// The call Baton stopped waiting for lands at the server meanwhile.
+	for deadline := time.Now().Add(time.Minute); len(tb.forgetful.Calls("create_ticket")) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never reached the forgetful server")
+		}
+	}
 	v = getRun(tb.agent, v.Run.ID)
 	w := itemFor(v, "open")
 	if w == nil || w.Kind != "task" || w.AssignedTo.Group != "operators" {

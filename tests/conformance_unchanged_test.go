@@ -3,7 +3,6 @@ package tests
 import (
 	"bytes"
 	"testing"
-	"time"
 
 	"github.com/baton-run/baton/interpreter"
 )
@@ -102,8 +101,9 @@ func TestSection6_3_RefusalsChangeNothingGetRunShows(t *testing.T) {
 	agent.ok("renew", map[string]any{"token": c.Token, "progress": "Half done.", "requestId": rid()}, &renewed)
 	agent.ok("send_event", map[string]any{"runId": v.Run.ID, "name": "nobody-waits", "requestId": rid()}, nil)
 	agent.refused("submit", map[string]any{"token": c.Token, "requestId": rid(), "summary": "s", "output": map[string]any{"found": true, "tier": "gold"}, "evidence": file}, interpreter.CodeStale)
-	// The issues of the refusals reach the run by signal; give it time.
-	time.Sleep(500 * time.Millisecond)
+	// The issues of the refusals reach the run by a signal sent before the
+	// refusal answers; get_run asks the run, which takes every signal sent
+	// before it answers a query.
 	if after := raw(); !bytes.Equal(before, after) {
 		t.Fatalf("renew, event or noted refusals changed get_run:\nbefore %s\nafter  %s", before, after)
 	}

@@ -371,7 +371,7 @@ func TestStartRunReplayAfterNewVersion(t *testing.T) {
 // the way out: a replay signs its claim token and file links afresh, so a
 // link in a replayed answer works after the first answer's links expired.
 func TestReplaysRenderFreshLinksAndTokens(t *testing.T) {
-	b := start(t, options{fileURLTTL: 2 * time.Second})
+	b := start(t, options{fileURLTTL: 5 * time.Second})
 	b.publish(supplierSrc)
 	agent := b.connect(agentID)
 	v := startSupplier(t, b, b.connect(personID("mira@example.com", "finance-approver")))
@@ -396,7 +396,21 @@ func TestReplaysRenderFreshLinksAndTokens(t *testing.T) {
 		}
 	}
 
-	time.Sleep(2500 * time.Millisecond)
+	// Once the first answer's link has expired, the replay's works.
+	first := v.Data.Steps["check_vendor"].Evidence[0].URL
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get(first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first answer's file link still works a minute after its 5s expired")
+		}
+	}
 	var again interpreter.View
 	agent.ok("submit", submitArgs, &again)
 	link := again.Data.Steps["check_vendor"].Evidence[0].URL

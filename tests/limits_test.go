@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 
@@ -181,11 +182,16 @@ func TestLargestRunContinuesAsNew(t *testing.T) {
 	}
 }
 
+// refusalLease is the lease of TestRefusalWithManyIssuesIsBounded: a
+// refusal of 20000 issues takes seconds on a loaded machine, and must land
+// inside the lease it is noted on.
+const refusalLease = 20 * time.Second
+
 // A submission with thousands of problems is refused with a bounded list
 // of issues, and the next attempt's handoff carries that bounded list.
 func TestRefusalWithManyIssuesIsBounded(t *testing.T) {
 	t.Parallel()
-	b := start(t, options{lease: testLease})
+	b := start(t, options{lease: refusalLease})
 	agent := b.connect(agentID)
 	v := startSrc(t, b, b.connect(personID("mira@example.com")), cappedEventsSrc, nil)
 	c := claimStep(agent, v.Run.ID, "work")
@@ -201,10 +207,13 @@ func TestRefusalWithManyIssuesIsBounded(t *testing.T) {
 		!strings.HasPrefix(last, "issues: ") || !strings.HasSuffix(last, " more not shown") {
 		t.Fatalf("%d issues, message of %d bytes, last issue %q", len(e.Issues), len(e.Message), last)
 	}
-	// The claim stands; when its lease ends, the next claim reads the
-	// issues in its handoff.
-	untilExpired(t, c.ExpiresAt)
-	next := claimStep(agent, v.Run.ID, "work")
+	// The claim stands, and the run took the issues while it held: get_run
+	// asks the run, which first takes every signal sent before. When the
+	// lease ends, the next claim reads the issues in its handoff.
+	if got := getRun(agent, v.Run.ID); got.StepState("work") != "claimed" {
+		t.Fatalf("after the refusal the step is %s, want claimed (a refusal slower than the %s lease proves nothing here)", got.StepState("work"), refusalLease)
+	}
+	next := claimAfterLease(agent, v.Run.ID, "work", c.ExpiresAt)
 	if next.Handoff == nil || len(next.Handoff.Issues) != interpreter.MaxIssues {
 		t.Fatalf("handoff %+v", next.Handoff)
 	}

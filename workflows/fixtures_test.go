@@ -89,7 +89,7 @@ func (s signalled) SendEvent(ctx context.Context, who drive.Who, runID, name str
 		return nil, err
 	}
 	// A signal has no answer: wait for the waiting step to take the event.
-	for range 100 {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
 		v, err := s.GetRun(ctx, who, runID)
 		if err != nil {
 			return nil, err
