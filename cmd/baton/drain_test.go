@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -40,9 +42,12 @@ type drainCall struct {
 }
 
 // A SIGTERM while 32 tool calls are in flight. With time to drain, every
-// call finishes and answers; readyz answers 503 at once. Cut by a short
-// --drain, every call answers retry, and after a restart each requestId
-// replayed answers what its run kept: one ticket per call, none twice.
+// call finishes and answers; readyz answers 503 meanwhile. Cut by a short
+// --drain, calls answer retry, and after a restart each requestId replayed
+// answers what its run kept: the crm's first answer to the call's key.
+// Every request the crm received is counted, those it answered from an
+// idempotency key included: each call reached it under one key, took one
+// effect, and a call that finished in the drain was sent once.
 func TestDevDrain(t *testing.T) {
 	const n = 32
 	crm, err := crmtest.Start(nil)
@@ -124,13 +129,26 @@ func TestDevDrain(t *testing.T) {
 	crm.SetDelay(2 * time.Second)
 	first, wait := round(drv, "first")
 	d.cancel()
-	time.Sleep(100 * time.Millisecond)
-	if resp, err := http.Get(strings.TrimSuffix(d.metricsURL, "/metrics") + readyzPath); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("readyz while draining: %v %v", resp, err)
-	} else {
-		resp.Body.Close()
+	// While the calls drain, readyz says not ready.
+	drained := make(chan struct{})
+	go func() { wait(); close(drained) }()
+	readyz := strings.TrimSuffix(d.metricsURL, "/metrics") + readyzPath
+	for notReady := false; !notReady; time.Sleep(10 * time.Millisecond) {
+		resp, err := http.Get(readyz)
+		if err == nil {
+			resp.Body.Close()
+			notReady = resp.StatusCode == http.StatusServiceUnavailable
+		}
+		select {
+		case <-drained:
+			if !notReady {
+				t.Errorf("readyz never answered 503 while the calls drained (last: %v %v)", resp, err)
+			}
+			notReady = true
+		default:
+		}
 	}
-	wait()
+	<-drained
 	d.stop()
 	for i, c := range first {
 		if c.err != nil || c.result["status"] != "completed" {
@@ -146,6 +164,7 @@ func TestDevDrain(t *testing.T) {
 	d.cancel()
 	wait()
 	d.stop()
+	cut := 0
 	for i, c := range second {
 		var e *interpreter.Error
 		if c.err == nil && c.result["status"] == "completed" {
@@ -153,21 +172,45 @@ func TestDevDrain(t *testing.T) {
 		}
 		if !errors.As(c.err, &e) || e.Code != interpreter.CodeRetry {
 			t.Errorf("second call %d: %v %v; want its answer or retry", i, c.err, c.result)
+			continue
 		}
+		cut++
+	}
+	if cut == 0 {
+		t.Errorf("none of the %d calls in flight was cut by a 1s drain while the crm took 6s: the drain was not tested", n)
 	}
 
 	// 3. After a restart, each requestId answers what its run kept.
 	crm.SetDelay(0)
 	d = launch("30s")
 	drv = devDriver(t, data, d.mcpURL)
+	sent := sends(crm)
 	for name, calls := range map[string][]*drainCall{"first": first, "second": second} {
 		for i, c := range calls {
+			subject := c.args["arguments"].(map[string]any)["subject"].(string)
+			s := sent[subject]
+			if len(s.keys) != 1 || s.effects != 1 {
+				t.Errorf("%s call %d reached the crm %d times under keys %v with %d effects; want one key and one effect", name, i, s.requests, s.keys, s.effects)
+				continue
+			}
+			if name == "first" && s.requests != 1 {
+				t.Errorf("first call %d finished within the drain and was sent %d times", i, s.requests)
+			}
+			var key string
+			for k := range s.keys {
+				key = k
+			}
+			want, _ := crm.Answer(key)
 			var again map[string]any
 			if err := drv.Call(ctx, agents[i], "call_tool", c.args, &again); err != nil || again["status"] != "completed" {
 				t.Errorf("%s call %d replayed: %v %v", name, i, err, again)
 				continue
 			}
-			if c.result != nil && fmt.Sprint(again["result"]) != fmt.Sprint(c.result["result"]) {
+			res, _ := again["result"].(map[string]any)
+			if !sameJSON(t, res["structuredContent"], want) {
+				t.Errorf("%s call %d replayed %v; the crm's first answer to its key was %s", name, i, res["structuredContent"], want)
+			}
+			if c.result != nil && !sameJSON(t, again["result"], c.result["result"]) {
 				t.Errorf("%s call %d replayed %v, first answered %v", name, i, again["result"], c.result["result"])
 			}
 		}
@@ -175,4 +218,61 @@ func TestDevDrain(t *testing.T) {
 	if got := crm.Effects("create_ticket"); got != 2*n {
 		t.Errorf("the crm opened %d tickets for %d calls", got, 2*n)
 	}
+	total, replayed := 0, 0
+	for _, s := range sent {
+		total += s.requests
+		replayed += s.requests - s.effects
+	}
+	t.Logf("the crm received %d calls for %d: %d cut by the short drain, %d answered from their key", total, 2*n, cut, replayed)
+}
+
+// sent is what the crm received for one call: its requests (those
+// answered from the key included), the keys they carried, and the effects
+// they took.
+type sent struct {
+	requests, effects int
+	keys              map[string]bool
+}
+
+// sends groups every create_ticket request the crm received by its
+// subject, which is one call's.
+func sends(crm *crmtest.Server) map[string]*sent {
+	out := map[string]*sent{}
+	for _, c := range crm.Calls("create_ticket") {
+		var args struct {
+			Subject string `json:"subject"`
+		}
+		_ = json.Unmarshal(c.Arguments, &args)
+		s := out[args.Subject]
+		if s == nil {
+			s = &sent{keys: map[string]bool{}}
+			out[args.Subject] = s
+		}
+		s.requests++
+		s.keys[c.MetaKey] = true
+		if !c.Replayed {
+			s.effects++
+		}
+	}
+	return out
+}
+
+// sameJSON reports whether a and b encode to equal JSON values.
+func sameJSON(t *testing.T, a, b any) bool {
+	t.Helper()
+	norm := func(v any) any {
+		raw, ok := v.(json.RawMessage)
+		if !ok {
+			var err error
+			if raw, err = json.Marshal(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out any
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return nil
+		}
+		return out
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
 }

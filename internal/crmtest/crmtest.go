@@ -3,9 +3,11 @@
 // create_ticket and refund, built with the MCP Go SDK and served over
 // Streamable HTTP.
 //
-// It keeps what a test needs to see: every tools/call it received, with
-// the idempotency key in its _meta and its Idempotency-Key header; how many
-// calls of each tool took effect; the tickets and refunds made. Like a
+// It keeps what a test needs to see: every HTTP request it received, the
+// refused ones and those answered from an idempotency key included; every
+// tools/call, with the idempotency key in its _meta and its Idempotency-Key
+// header; how many calls of each tool took effect; the first answer of each
+// key; the tickets and refunds made. Like a
 // payment API it deduplicates effectful calls by idempotency key: the same
 // key with the same arguments gets the first answer and takes no second
 // effect, and the same key with other arguments is refused. A test can make
@@ -104,11 +106,14 @@ type Call struct {
 	Replayed bool
 }
 
-// Request is one HTTP request the server received: its JSON-RPC method,
-// its Idempotency-Key header, and the credential header (Options.Header)
-// as it arrived, whether the server requires one or not.
+// Request is one HTTP request the server received, whatever came of it:
+// its JSON-RPC method, for a tools/call the tool and the idempotency key in
+// its _meta, its Idempotency-Key header, and the credential header
+// (Options.Header) as it arrived, whether the server requires one or not.
 type Request struct {
 	Method     string
+	Tool       string
+	MetaKey    string
 	HeaderKey  string
 	Credential string
 }
@@ -290,6 +295,23 @@ func (s *Server) Effects(tool string) int {
 	return s.effects[tool]
 }
 
+// Answer returns the structured result the server first answered for an
+// idempotency key (the one every later call with the key gets), and false
+// when no call with the key took effect.
+func (s *Server) Answer(key string) (json.RawMessage, bool) {
+	s.mu.Lock()
+	first, ok := s.done[key]
+	s.mu.Unlock()
+	if !ok || first.res == nil || first.res.IsError {
+		return nil, false
+	}
+	b, err := json.Marshal(first.res.StructuredContent)
+	if err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
 // Tickets returns the tickets opened, oldest first.
 func (s *Server) Tickets() []Ticket {
 	s.mu.Lock()
@@ -317,10 +339,19 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			var msg struct {
 				Method string `json:"method"`
+				Params struct {
+					Name string         `json:"name"`
+					Meta map[string]any `json:"_meta"`
+				} `json:"params"`
 			}
 			_ = json.Unmarshal(body, &msg)
+			req := Request{Method: msg.Method, HeaderKey: r.Header.Get("Idempotency-Key"), Credential: r.Header.Get(s.opts.Header)}
+			if msg.Method == "tools/call" {
+				req.Tool = msg.Params.Name
+				req.MetaKey, _ = msg.Params.Meta[MetaIdempotencyKey].(string)
+			}
 			s.mu.Lock()
-			s.requests = append(s.requests, Request{Method: msg.Method, HeaderKey: r.Header.Get("Idempotency-Key"), Credential: r.Header.Get(s.opts.Header)})
+			s.requests = append(s.requests, req)
 			s.mu.Unlock()
 		}
 		s.mu.Lock()

@@ -92,6 +92,23 @@ func TestKeys(t *testing.T) {
 	if got := crm.Calls("refund"); len(got) != 7 || !got[1].Replayed || got[0].Replayed || got[0].MetaKey != "k1" || got[2].HeaderKey != "h1" {
 		t.Errorf("calls = %+v", got)
 	}
+	// Every request is counted, those answered from a key included.
+	var calls []crmtest.Request
+	for _, r := range crm.Requests() {
+		if r.Method == "tools/call" {
+			calls = append(calls, r)
+		}
+	}
+	if len(calls) != 7 || calls[0].Tool != "refund" || calls[0].MetaKey != "k1" || calls[1].MetaKey != "k1" || calls[2].HeaderKey != "h1" || calls[2].MetaKey != "" {
+		t.Errorf("requests = %+v", calls)
+	}
+	// A key's first answer is what its later calls got.
+	if got, ok := crm.Answer("k1"); !ok || !strings.Contains(text(b), string(got)) || !strings.Contains(string(got), crm.Refunds()[0].ID) {
+		t.Errorf("Answer(k1) = %s, %v; the replayed call answered %q", got, ok, text(b))
+	}
+	if got, ok := crm.Answer("never"); ok {
+		t.Errorf("Answer of an unused key = %s", got)
+	}
 }
 
 // Down and up again on the same address; unavailable answers 503.
