@@ -15,6 +15,7 @@ import (
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/soak"
 )
 
 // binary is the baton binary TestMain builds from this repository.
@@ -37,10 +38,10 @@ type deployment struct {
 	// dbURL is Baton's database; Temporal has databases of its own.
 	dbURL string
 
-	temporal     *proc
+	temporal     *soak.Process
 	temporalAddr string
-	workers      []*proc
-	gateways     []*proc
+	workers      []*soak.Process
+	gateways     []*soak.Process
 	gatewayURLs  []string // their MCP endpoints
 
 	keyDir, secretFile string
@@ -83,17 +84,18 @@ func newDeployment(ctx context.Context, dir string) (*deployment, error) {
 	d.dbURL = d.pg.DatabaseURL("baton")
 
 	d.temporalAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
-	d.temporal = &proc{
-		name:  "temporal",
-		args:  []string{"temporal", "--database-url", d.pg.URL(), "--listen", d.temporalAddr, "--ui-port", "0"},
-		ready: regexp.MustCompile(`^Temporal frontend: `),
+	d.temporal = &soak.Process{
+		Name:  "temporal",
+		Path:  binary,
+		Args:  []string{"temporal", "--database-url", d.pg.URL(), "--listen", d.temporalAddr, "--ui-port", "0"},
+		Ready: regexp.MustCompile(`^Temporal frontend: `),
 	}
-	if err := d.temporal.start(2 * time.Minute); err != nil {
+	if err := d.temporal.Start(2 * time.Minute); err != nil {
 		return d, err
 	}
 	for i := range 2 {
 		w := d.worker(fmt.Sprintf("worker-%d", i+1))
-		if err := w.start(time.Minute); err != nil {
+		if err := w.Start(time.Minute); err != nil {
 			return d, err
 		}
 		d.workers = append(d.workers, w)
@@ -101,7 +103,7 @@ func newDeployment(ctx context.Context, dir string) (*deployment, error) {
 	for i := range 2 {
 		addr := "127.0.0.1:" + strconv.Itoa(ports[2+i])
 		g := d.gateway(fmt.Sprintf("gateway-%d", i+1), addr, org)
-		if err := g.start(time.Minute); err != nil {
+		if err := g.Start(time.Minute); err != nil {
 			return d, err
 		}
 		d.gateways = append(d.gateways, g)
@@ -111,25 +113,27 @@ func newDeployment(ctx context.Context, dir string) (*deployment, error) {
 }
 
 // worker is a `baton worker` of this deployment, not yet started.
-func (d *deployment) worker(name string) *proc {
-	return &proc{
-		name:  name,
-		args:  []string{"worker", "--database-url", d.dbURL, "--temporal-address", d.temporalAddr},
-		ready: regexp.MustCompile(`^Worker polling `),
+func (d *deployment) worker(name string) *soak.Process {
+	return &soak.Process{
+		Name:  name,
+		Path:  binary,
+		Args:  []string{"worker", "--database-url", d.dbURL, "--temporal-address", d.temporalAddr},
+		Ready: regexp.MustCompile(`^Worker polling `),
 	}
 }
 
 // gateway is a `baton gateway` of this deployment for an organization on
 // addr, not yet started.
-func (d *deployment) gateway(name, addr, org string) *proc {
-	return &proc{
-		name: name,
-		args: []string{
+func (d *deployment) gateway(name, addr, org string) *soak.Process {
+	return &soak.Process{
+		Name: name,
+		Path: binary,
+		Args: []string{
 			"gateway", "--database-url", d.dbURL, "--temporal-address", d.temporalAddr,
 			"--listen", addr, "--org", org, "--secret-file", d.secretFile,
 			"--dev-tokens", "--dev-key-dir", d.keyDir,
 		},
-		ready: regexp.MustCompile(`^MCP: `),
+		Ready: regexp.MustCompile(`^MCP: `),
 	}
 }
 
@@ -160,8 +164,8 @@ func (d *deployment) restartPostgres(ctx context.Context, down time.Duration, du
 }
 
 // procs are every process of the deployment.
-func (d *deployment) procs() []*proc {
-	all := []*proc{d.temporal}
+func (d *deployment) procs() []*soak.Process {
+	all := []*soak.Process{d.temporal}
 	all = append(all, d.workers...)
 	return append(all, d.gateways...)
 }
@@ -169,13 +173,13 @@ func (d *deployment) procs() []*proc {
 // stop stops every process, then PostgreSQL.
 func (d *deployment) stop() {
 	for i := len(d.gateways) - 1; i >= 0; i-- {
-		d.gateways[i].stop()
+		d.gateways[i].Stop()
 	}
 	for _, w := range d.workers {
-		w.stop()
+		w.Stop()
 	}
 	if d.temporal != nil {
-		d.temporal.stop()
+		d.temporal.Stop()
 	}
 	if d.pg != nil {
 		_ = d.pg.Stop()
@@ -195,7 +199,7 @@ func (d *deployment) publish(folder, name, org string) error {
 		{"publish", "--database-url", d.dbURL, "--org", org, "--same-name-groups", name},
 	} {
 		cmd := exec.Command(binary, args...)
-		cmd.Env = childEnv()
+		cmd.Env = soak.ChildEnv()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("baton %s: %v\n%s", strings.Join(args, " "), err, out)
 		}

@@ -7,18 +7,19 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/soak"
 	"github.com/baton-run/baton/interpreter"
 )
 
 // restart starts a killed process again, failing the test if it cannot.
-func restart(t *testing.T, p *proc) string {
+func restart(t *testing.T, p *soak.Process) string {
 	t.Helper()
 	begin := time.Now()
-	if err := p.start(2 * time.Minute); err != nil {
-		t.Errorf("restart %s: %v", p.name, err)
-		return "restarting " + p.name + " failed"
+	if err := p.Start(2 * time.Minute); err != nil {
+		t.Errorf("restart %s: %v", p.Name, err)
+		return "restarting " + p.Name + " failed"
 	}
-	return fmt.Sprintf("%s restarted (serving again in %s)", p.name, time.Since(begin).Round(100*time.Millisecond))
+	return fmt.Sprintf("%s restarted (serving again in %s)", p.Name, time.Since(begin).Round(100*time.Millisecond))
 }
 
 // kill -9 a worker and a gateway in the middle of 300 runs: every run
@@ -29,10 +30,10 @@ func TestKillWorkerAndGateway(t *testing.T) {
 		process: publishBench(t, "faults-kill", org), runs: 300, concurrency: 16, faultAfter: 60,
 		faults: func(t *testing.T) []string {
 			w, g := dep.workers[0], dep.gateways[0]
-			w.kill()
+			w.Kill()
 			time.Sleep(500 * time.Millisecond)
-			g.kill()
-			injected := []string{"kill -9 " + w.name + " after 60 runs ended, " + g.name + " 0.5s later"}
+			g.Kill()
+			injected := []string{"kill -9 " + w.Name + " after 60 runs ended, " + g.Name + " 0.5s later"}
 			time.Sleep(3 * time.Second)
 			return append(injected, restart(t, w), restart(t, g))
 		},
@@ -40,7 +41,7 @@ func TestKillWorkerAndGateway(t *testing.T) {
 	o := l.drive(t)
 	lost, dup, panics := o.verify(t, l)
 	if o.journal.retried["transport"] == 0 {
-		t.Errorf("no call failed while %s was down: the load did not reach it", dep.gateways[0].name)
+		t.Errorf("no call failed while %s was down: the load did not reach it", dep.gateways[0].Name)
 	}
 	o.report(t, l, lost, dup, panics)
 }
@@ -92,7 +93,7 @@ func TestRestartTemporal(t *testing.T) {
 	l := load{
 		process: publishBench(t, "faults-temporal", org), runs: 150, concurrency: 16, faultAfter: 40,
 		faults: func(t *testing.T) []string {
-			dep.temporal.kill()
+			dep.temporal.Kill()
 			time.Sleep(temporalDown)
 			return []string{"kill -9 temporal after 40 runs ended", restart(t, dep.temporal)}
 		},

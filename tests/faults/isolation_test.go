@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/soak"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -48,19 +49,19 @@ func TestOrgIsolation(t *testing.T) {
 	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	other := dep.gateway("gateway-other", addr, otherOrg)
 	otherWorker := dep.worker("worker-other")
-	for _, p := range []*proc{otherWorker, other} {
-		if err := p.start(time.Minute); err != nil {
+	for _, p := range []*soak.Process{otherWorker, other} {
+		if err := p.Start(time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		defer p.stop()
+		defer p.Stop()
 	}
 	defer func() {
-		for _, p := range []*proc{otherWorker, other} {
-			for _, line := range p.panics() {
-				t.Errorf("%s panicked: %s", p.name, line)
+		for _, p := range []*soak.Process{otherWorker, other} {
+			for _, line := range p.Panics() {
+				t.Errorf("%s panicked: %s", p.Name, line)
 			}
-			for _, e := range p.unexpectedExits() {
-				t.Errorf("%s: %s", p.name, e)
+			for _, e := range p.UnexpectedExits() {
+				t.Errorf("%s: %s", p.Name, e)
 			}
 		}
 	}()

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/soak"
 	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
@@ -93,16 +94,16 @@ type outcome struct {
 	elapsed  time.Duration
 	// seen are the panic lines and unexpected exits of each process
 	// before the load: only later ones are this load's.
-	seen map[*proc][2]int
+	seen map[*soak.Process][2]int
 }
 
 // drive runs the load: every client walks runs until Runs have been
 // started, and the faults run once faultAfter runs have ended.
 func (l load) drive(t *testing.T) *outcome {
 	t.Helper()
-	out := &outcome{journal: newJournal(), seen: map[*proc][2]int{}}
+	out := &outcome{journal: newJournal(), seen: map[*soak.Process][2]int{}}
 	for _, p := range dep.procs() {
-		out.seen[p] = [2]int{len(p.panics()), len(p.unexpectedExits())}
+		out.seen[p] = [2]int{len(p.Panics()), len(p.UnexpectedExits())}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
@@ -222,12 +223,12 @@ func (o *outcome) verify(t *testing.T, l load) (lost, duplicates, panics int) {
 	o.checkReplays(ctx, t)
 
 	for _, p := range dep.procs() {
-		for _, line := range p.panics()[o.seen[p][0]:] {
-			t.Errorf("%s panicked: %s", p.name, line)
+		for _, line := range p.Panics()[o.seen[p][0]:] {
+			t.Errorf("%s panicked: %s", p.Name, line)
 			panics++
 		}
-		for _, e := range p.unexpectedExits()[o.seen[p][1]:] {
-			t.Errorf("%s: %s", p.name, e)
+		for _, e := range p.UnexpectedExits()[o.seen[p][1]:] {
+			t.Errorf("%s: %s", p.Name, e)
 		}
 	}
 	return lost, duplicates, panics
