@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/activities/evaluator"
-	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 	"github.com/baton-run/baton/interpreter"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/gateway/auth"
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 	"github.com/baton-run/baton/interpreter"
 )
 

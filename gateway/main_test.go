@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/baton-run/baton/gateway/auth"
-	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 	"github.com/baton-run/baton/workflows"
 )
 

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/baton-run/baton/gateway/auth"
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 	"github.com/baton-run/baton/interpreter"
 )
 

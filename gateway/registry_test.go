@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/baton-run/baton/gateway"
-	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 	"github.com/baton-run/baton/internal/toolreg"
 	"github.com/baton-run/baton/interpreter"
 )

@@ -17,7 +17,7 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/baton-run/baton/gateway/auth"
-	"github.com/baton-run/baton/internal/memtest"
+	"github.com/baton-run/baton/internal/testing/memtest"
 	"github.com/baton-run/baton/interpreter"
 )
 

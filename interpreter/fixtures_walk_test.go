@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/drive/drivetest"
+	"github.com/baton-run/baton/internal/testing/drivetest"
 	"github.com/baton-run/baton/interpreter"
 )
 

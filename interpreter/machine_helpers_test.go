@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 )
 
 var t0 = time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)

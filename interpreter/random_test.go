@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 )
 
 // TestRandomCommands applies long random command sequences to every fixture

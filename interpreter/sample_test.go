@@ -3,7 +3,7 @@ package interpreter
 import (
 	"testing"
 
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 )
 
 // Samples satisfy the declarations they are made for: every input and

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata/")

@@ -18,13 +18,14 @@ import (
 	toolschema "go.temporal.io/server/tools/common/schema"
 	sqltool "go.temporal.io/server/tools/sql"
 
-	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/pgserver"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 )
 
 // postgresDatabase returns a fresh name for a server's databases on the
 // shared PostgreSQL, and drops both databases when the test ends.
-func postgresDatabase(t *testing.T) (*pgtest.Server, string) {
+func postgresDatabase(t *testing.T) (*pgserver.Server, string) {
 	t.Helper()
 	pg := pgtest.Shared(t)
 	b := make([]byte, 6)
@@ -43,7 +44,7 @@ func postgresDatabase(t *testing.T) (*pgtest.Server, string) {
 }
 
 // schemaVersion reads the Temporal schema version recorded in a database.
-func schemaVersion(t *testing.T, pg *pgtest.Server, db string) string {
+func schemaVersion(t *testing.T, pg *pgserver.Server, db string) string {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, pg.DatabaseURL(db))
@@ -142,7 +143,7 @@ func TestPostgresUpdatesOlderSchema(t *testing.T) {
 			t.Fatal(err)
 		}
 		conf := &config.SQL{
-			PluginName: postgresplugin.PluginNamePGX, DatabaseName: name, User: pgtest.User, Password: pg.Password(),
+			PluginName: postgresplugin.PluginNamePGX, DatabaseName: name, User: pgserver.User, Password: pg.Password(),
 			ConnectAddr: "127.0.0.1:" + strconv.Itoa(pg.Port()), ConnectAttributes: map[string]string{"sslmode": "disable"},
 		}
 		conn, err := sqltool.NewConnection(conf, log.NewNoopLogger())

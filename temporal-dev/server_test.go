@@ -24,7 +24,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/grpc"
 
-	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 )
 

@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )

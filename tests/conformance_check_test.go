@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-run/baton/internal/drive/drivetest"
+	"github.com/baton-run/baton/internal/testing/workertest"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -21,7 +21,7 @@ const (
 
 type checkBench struct {
 	b     *baton
-	model *drivetest.Model
+	model *workertest.Model
 	agent *user
 	mira  *user
 	ops   *user
@@ -29,7 +29,7 @@ type checkBench struct {
 
 func startCheck(t *testing.T) *checkBench {
 	// Each test tells the model what to answer.
-	m := drivetest.NewModel(t, nil)
+	m := workertest.NewModel(t, nil)
 	b := start(t, options{evaluator: m.Evaluator(t)})
 	b.publishFixture("vendor-check")
 	return &checkBench{b: b, model: m, agent: b.connect(agentID),
@@ -90,7 +90,7 @@ func TestCheck_PassAndFailThenPass(t *testing.T) {
 		t.Fatalf("after a passing check: %s", v.StepStates())
 	}
 	got := checkOf(t, v.Data.Steps["check_vendor"].Check)
-	if got.Verdict != interpreter.VerdictPass || got.Model != drivetest.ModelName || len(got.Questions) != 3 {
+	if got.Verdict != interpreter.VerdictPass || got.Model != workertest.ModelName || len(got.Questions) != 3 {
 		t.Fatalf("recorded verdict %+v", got)
 	}
 }

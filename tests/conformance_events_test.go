@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-run/baton/internal/drive/drivetest"
+	"github.com/baton-run/baton/internal/testing/drivetest"
 	"github.com/baton-run/baton/interpreter"
 )
 

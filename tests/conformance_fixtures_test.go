@@ -11,8 +11,9 @@ import (
 
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/drive/drivetest"
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/drivetest"
+	"github.com/baton-run/baton/internal/testing/spectest"
+	"github.com/baton-run/baton/internal/testing/workertest"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -48,7 +49,7 @@ func (b *baton) driver(t *testing.T) *drive.MCP {
 // shows on the step (profile-check §3).
 func TestFixtures_WalkToFinish(t *testing.T) {
 	all := drivetest.Fixtures(t, nil)
-	model := drivetest.NewModel(t, drivetest.Processes(t, all))
+	model := workertest.NewModel(t, drivetest.Processes(t, all))
 	b := start(t, options{evaluator: model.Evaluator(t)})
 	offer := b.gateway.Offer()
 	names := drivetest.Fixtures(t, &offer)
@@ -71,7 +72,7 @@ func TestFixtures_WalkToFinish(t *testing.T) {
 		New:        func(t *testing.T) drive.Driver { return b.driver(t) },
 		Fixtures:   names,
 		Variants:   mcpVariants,
-		CheckModel: drivetest.ModelName,
+		CheckModel: workertest.ModelName,
 	})
 }
 

@@ -3,7 +3,7 @@ package tests
 import (
 	"testing"
 
-	"github.com/baton-run/baton/internal/drive/drivetest"
+	"github.com/baton-run/baton/internal/testing/drivetest"
 	"github.com/baton-run/baton/interpreter"
 )
 

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/baton-run/baton/internal/drive/drivetest"
+	"github.com/baton-run/baton/internal/testing/drivetest"
 	"github.com/baton-run/baton/interpreter"
 )
 

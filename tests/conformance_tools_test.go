@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/activities/downstream"
-	"github.com/baton-run/baton/internal/crmtest"
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/crmtest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 	"github.com/baton-run/baton/interpreter"
 )
 
 // The baton-tools-1 profile end to end (docs/profile-tools.md): a real
-// downstream MCP server (internal/crmtest) registered with policies, the
+// downstream MCP server (internal/testing/crmtest) registered with policies, the
 // refund example process, agents calling tools through call_tool and
 // people approving over MCP.
 

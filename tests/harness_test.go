@@ -30,11 +30,11 @@ import (
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/drive/drivetest"
-	"github.com/baton-run/baton/internal/pgtest"
-	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/internal/telemetry"
+	"github.com/baton-run/baton/internal/testing/pgtest"
+	"github.com/baton-run/baton/internal/testing/spectest"
+	"github.com/baton-run/baton/internal/testing/workertest"
 	"github.com/baton-run/baton/interpreter"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 	"github.com/baton-run/baton/workflows"
@@ -93,7 +93,7 @@ type baton struct {
 	queue    string
 	// worker runs the runs; it stops and starts again as a restarted
 	// worker process would.
-	worker  *drivetest.Worker
+	worker  *workertest.Worker
 	tracing *telemetry.Tracing
 
 	// answered records which tools answered ok: true and ok: false, each
@@ -157,7 +157,7 @@ func start(t testing.TB, o options) *baton {
 			t.Fatal(err)
 		}
 	}
-	w := drivetest.NewWorker(t, c, dbURL, &drivetest.WorkerOptions{Evaluator: o.evaluator, Metrics: o.metrics, Logger: o.logger})
+	w := workertest.New(t, c, dbURL, &workertest.Options{Evaluator: o.evaluator, Metrics: o.metrics, Logger: o.logger})
 
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)

@@ -24,7 +24,7 @@ import (
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/inbox"
-	"github.com/baton-run/baton/internal/crmtest"
+	"github.com/baton-run/baton/internal/testing/crmtest"
 	"github.com/baton-run/baton/interpreter"
 )
 

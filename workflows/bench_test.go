@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/baton-run/baton/internal/drive/drivetest"
+	"github.com/baton-run/baton/internal/testing/workertest"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )
@@ -130,7 +130,7 @@ func noopWorkflow(ctx workflow.Context) error {
 // BenchmarkNoopUpdate does as many updates as BenchmarkSubmitUpdate (two
 // per op) on a bare workflow on the same server: the floor under it.
 func BenchmarkNoopUpdate(b *testing.B) {
-	h := setupWith(b, &drivetest.WorkerOptions{Register: func(r worker.Registry) {
+	h := setupWith(b, &workertest.Options{Register: func(r worker.Registry) {
 		r.RegisterWorkflowWithOptions(noopWorkflow, workflow.RegisterOptions{Name: "NoopWorkflow"})
 	}})
 	ctx := context.Background()

@@ -11,7 +11,8 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/drive/drivetest"
+	"github.com/baton-run/baton/internal/testing/drivetest"
+	"github.com/baton-run/baton/internal/testing/workertest"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )
@@ -39,13 +40,13 @@ var recorded = map[string]bool{"invoice-approval": true, "major-incident": true,
 func TestFixturesOnTemporal(t *testing.T) {
 	names := drivetest.Fixtures(t, nil)
 	procs := drivetest.Processes(t, names)
-	model := drivetest.NewModel(t, procs)
-	h := setupWith(t, &drivetest.WorkerOptions{Evaluator: model.Evaluator(t)})
+	model := workertest.NewModel(t, procs)
+	h := setupWith(t, &workertest.Options{Evaluator: model.Evaluator(t)})
 	drivetest.Run(t, drivetest.Layer{
 		New:        func(t *testing.T) drive.Driver { return h.driver(t, procs) },
 		Fixtures:   names,
 		Variants:   temporalVariants,
-		CheckModel: drivetest.ModelName,
+		CheckModel: workertest.ModelName,
 		After: func(t *testing.T, w drivetest.Walked) {
 			id, outcome := w.End.Run.ID, *w.End.Run.Outcome
 			var out workflows.Outcome

@@ -22,10 +22,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/drive/drivetest"
-	"github.com/baton-run/baton/internal/pgtest"
-	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/testing/pgtest"
+	"github.com/baton-run/baton/internal/testing/spectest"
+	"github.com/baton-run/baton/internal/testing/workertest"
 	"github.com/baton-run/baton/interpreter"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 	"github.com/baton-run/baton/workflows"
@@ -105,8 +105,8 @@ func setup(tb testing.TB) *harness {
 }
 
 // setupWith is setup with the worker's options: an evaluator, more
-// registrations. Nil options mean drivetest's defaults.
-func setupWith(tb testing.TB, o *drivetest.WorkerOptions) *harness {
+// registrations. Nil options mean workertest's defaults.
+func setupWith(tb testing.TB, o *workertest.Options) *harness {
 	tb.Helper()
 	c := temporalClient(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -120,7 +120,7 @@ func setupWith(tb testing.TB, o *drivetest.WorkerOptions) *harness {
 	if _, err := s.Migrate(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	w := drivetest.NewWorker(tb, c, dbURL, o)
+	w := workertest.New(tb, c, dbURL, o)
 	return &harness{t: tb, c: c, runs: w.Runs, store: s, queue: w.Queue}
 }
 

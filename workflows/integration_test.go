@@ -17,9 +17,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/drive/drivetest"
-	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/testing/drivetest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )

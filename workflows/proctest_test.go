@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/drive/drivetest"
+	"github.com/baton-run/baton/internal/testing/workertest"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/interpreter/proctest"
 	"github.com/baton-run/baton/workflows"
@@ -109,7 +109,7 @@ func (t *temporalTarget) Now() time.Time { return time.Now() }
 // the same but for ids and times.
 func TestProcessTestCasesOnTemporal(t *testing.T) {
 	ev := &scriptedEvaluator{procs: drive.Processes{}}
-	h := setupWith(t, &drivetest.WorkerOptions{Evaluator: ev})
+	h := setupWith(t, &workertest.Options{Evaluator: ev})
 	for _, file := range []string{
 		"../examples/conformance/vendor-check.test.yaml",
 		"../examples/conformance/supplier-rfp.test.yaml",

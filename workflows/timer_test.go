@@ -6,7 +6,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/baton-run/baton/internal/drive/drivetest"
+	"github.com/baton-run/baton/internal/testing/drivetest"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/activities/downstream"
-	"github.com/baton-run/baton/internal/crmtest"
+	"github.com/baton-run/baton/internal/testing/crmtest"
 	"github.com/baton-run/baton/internal/toolreg"
 	"github.com/baton-run/baton/interpreter"
 )

@@ -15,7 +15,7 @@ import (
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/oauth"
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 )
 
 // baton dev hands out 30-day tokens in the clear; listening beyond loopback

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-run/baton/internal/crmtest"
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/testing/crmtest"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 	"github.com/baton-run/baton/interpreter"
 )
 

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 )
 
 // TestMain stops the shared PostgreSQL that tests of `baton dev` use.

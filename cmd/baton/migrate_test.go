@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 )
 
 // Two `baton migrate` started at once against an empty database: each

@@ -24,8 +24,8 @@ import (
 
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/oauth"
-	"github.com/baton-run/baton/internal/pgtest"
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/pgtest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the goroutine running dev.

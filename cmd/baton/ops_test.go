@@ -16,9 +16,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/pgtest"
-	"github.com/baton-run/baton/internal/spectest"
 	"github.com/baton-run/baton/internal/telemetry"
+	"github.com/baton-run/baton/internal/testing/pgtest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 	"github.com/baton-run/baton/interpreter"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/pgtest"
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/pgtest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 	"github.com/baton-run/baton/interpreter"
 )
 

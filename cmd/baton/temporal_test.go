@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 	"github.com/baton-run/baton/workflows"
 )
 

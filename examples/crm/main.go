@@ -18,7 +18,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/baton-run/baton/internal/crmtest"
+	"github.com/baton-run/baton/internal/testing/crmtest"
 )
 
 func main() {

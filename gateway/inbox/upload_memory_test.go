@@ -15,9 +15,9 @@ import (
 
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
-	"github.com/baton-run/baton/internal/memtest"
-	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/testing/memtest"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 	"github.com/baton-run/baton/workflows"
 )
 

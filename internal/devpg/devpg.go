@@ -6,7 +6,7 @@
 // listens on a loopback port that PostgreSQL itself records in
 // DIR/postgres/postmaster.pid; [Open] reads that file and connects there
 // with the superuser's password, which the cluster keeps in
-// DIR/postgres/baton-password (pgtest.PasswordFile, mode 0600): the server
+// DIR/postgres/baton-password (pgserver.PasswordFile, mode 0600): the server
 // trusts no connection, so another local user cannot use it.
 // When no server runs, [Open] starts one on the folder for as long as the
 // command needs it, and [DB.Close] stops it.
@@ -28,7 +28,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/pgserver"
 )
 
 // Folder is the cluster's folder inside the data folder.
@@ -69,20 +69,20 @@ func ClusterDir(dataDir string) string { return filepath.Join(dataDir, Folder) }
 // Start starts the PostgreSQL of dataDir for `baton dev`, creating the
 // cluster on first use. It waits while a command holds the cluster open
 // (see [Open]). The server runs until Stop; dataDir must exist.
-func Start(ctx context.Context, dataDir string, opts *Options) (*pgtest.Server, error) {
+func Start(ctx context.Context, dataDir string, opts *Options) (*pgserver.Server, error) {
 	o := opts.withDefaults()
 	l, err := lock(ctx, dataDir, o)
 	if err != nil {
 		return nil, err
 	}
 	defer l.unlock()
-	return pgtest.Start(ctx, &pgtest.Options{DataDir: ClusterDir(dataDir)})
+	return pgserver.Start(ctx, &pgserver.Options{DataDir: ClusterDir(dataDir)})
 }
 
 // DB is the PostgreSQL of a data folder, open for one command.
 type DB struct {
 	url  string
-	srv  *pgtest.Server // nil when the server was already running
+	srv  *pgserver.Server // nil when the server was already running
 	lock *lockFile
 }
 
@@ -107,7 +107,7 @@ func Open(ctx context.Context, dataDir string, opts *Options) (*DB, error) {
 	if url, ok := running(ctx, dir); ok {
 		return &DB{url: url, lock: l}, nil
 	}
-	srv, err := pgtest.Start(ctx, &pgtest.Options{DataDir: dir})
+	srv, err := pgserver.Start(ctx, &pgserver.Options{DataDir: dir})
 	if err != nil {
 		l.unlock()
 		return nil, fmt.Errorf("devpg: no server runs on %s and starting one failed: %w", dir, err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/pgserver"
 )
 
 // The lines of postmaster.pid, which a running PostgreSQL keeps in its
@@ -33,7 +33,7 @@ func running(ctx context.Context, dir string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	password, err := pgtest.ReadPassword(dir)
+	password, err := pgserver.ReadPassword(dir)
 	if err != nil {
 		return "", false
 	}
@@ -69,7 +69,7 @@ func pidFileURL(pid, password string) (string, bool) {
 	if err != nil || port <= 0 || port > 65535 {
 		return "", false
 	}
-	u := url.URL{Scheme: "postgres", User: url.UserPassword(pgtest.User, password), Path: "/postgres"}
+	u := url.URL{Scheme: "postgres", User: url.UserPassword(pgserver.User, password), Path: "/postgres"}
 	q := url.Values{"sslmode": {"disable"}}
 	switch host := line(pidLineListenAddr); host {
 	case "":

@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 )
 
 const benchRuns = 10_000

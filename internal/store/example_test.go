@@ -7,8 +7,8 @@ import (
 	"log"
 	"time"
 
-	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 )
 
 // The run's workflow writes its rows after every state change; get_work and

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 )
 
 const org = "o_test"

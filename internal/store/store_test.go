@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-run/baton/internal/pgtest"
 	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 )
 
 func TestMain(m *testing.M) {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 )
 
 // BenchmarkVerifyFiles verifies 50 files of 256 KiB in one round trip:

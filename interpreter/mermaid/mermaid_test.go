@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/interpreter/mermaid"
 )

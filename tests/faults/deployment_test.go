@@ -14,7 +14,7 @@ import (
 
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/pgserver"
 	"github.com/baton-run/baton/internal/soak"
 )
 
@@ -32,7 +32,7 @@ const org = "o_default"
 type deployment struct {
 	dir string // 0755, so PostgreSQL (run as postgres when root) reaches it
 
-	pg     *pgtest.Server
+	pg     *pgserver.Server
 	pgDir  string
 	pgPort int
 	// dbURL is Baton's database; Temporal has databases of its own.
@@ -140,7 +140,7 @@ func (d *deployment) gateway(name, addr, org string) *soak.Process {
 // startPostgres starts PostgreSQL on the deployment's data folder and
 // port, the first time and after a stop.
 func (d *deployment) startPostgres(ctx context.Context) error {
-	pg, err := pgtest.Start(ctx, &pgtest.Options{DataDir: d.pgDir, Port: d.pgPort, NoSync: true})
+	pg, err := pgserver.Start(ctx, &pgserver.Options{DataDir: d.pgDir, Port: d.pgPort, NoSync: true})
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/soak"
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )

@@ -1,11 +1,11 @@
-package pgtest_test
+package pgserver_test
 
 import (
 	"context"
 	"fmt"
 	"log"
 
-	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/pgserver"
 )
 
 // A persistent server, as `baton dev` runs one: the data folder is created
@@ -13,7 +13,7 @@ import (
 // ones.
 func ExampleStart() {
 	ctx := context.Background()
-	srv, err := pgtest.Start(ctx, &pgtest.Options{DataDir: ".baton/postgres", Port: 5433})
+	srv, err := pgserver.Start(ctx, &pgserver.Options{DataDir: ".baton/postgres", Port: 5433})
 	if err != nil {
 		log.Fatal(err) // names the package to install when PostgreSQL is missing
 	}

@@ -1,21 +1,21 @@
+// Package pgtest gives tests a private PostgreSQL: one server per test
+// binary (Shared), started by internal/pgserver, and one fresh database per
+// test (NewDatabase). Only tests import it.
 package pgtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/baton-run/baton/internal/pgserver"
 )
 
 var shared struct {
 	once sync.Once
-	srv  *Server
+	srv  *pgserver.Server
 	err  error
 }
 
@@ -31,7 +31,7 @@ var shared struct {
 //	}
 //
 // (On Linux a server whose test binary dies anyway shuts itself down.)
-func Shared(tb testing.TB) *Server {
+func Shared(tb testing.TB) *pgserver.Server {
 	tb.Helper()
 	srv, err := SharedServer()
 	if err != nil {
@@ -43,11 +43,11 @@ func Shared(tb testing.TB) *Server {
 // SharedServer is Shared for code without a testing.TB, such as examples:
 // it returns the test binary's one server, starting it on first use, or
 // the error that kept it from starting.
-func SharedServer() (*Server, error) {
+func SharedServer() (*pgserver.Server, error) {
 	shared.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		shared.srv, shared.err = Start(ctx, nil)
+		shared.srv, shared.err = pgserver.Start(ctx, nil)
 	})
 	return shared.srv, shared.err
 }
@@ -81,42 +81,6 @@ func NewDatabase(tb testing.TB) string {
 		}
 	})
 	return srv.DatabaseURL(name)
-}
-
-// CreateDatabase creates a database and returns its name. An empty name
-// means a random one ("t_" and 16 hex digits).
-func (s *Server) CreateDatabase(ctx context.Context, name string) (string, error) {
-	if name == "" {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		name = "t_" + hex.EncodeToString(b[:])
-	}
-	conn, err := pgx.Connect(ctx, s.URL())
-	if err != nil {
-		return "", fmt.Errorf("pgtest: connect: %w", err)
-	}
-	defer conn.Close(context.Background())
-	// The default strategy (WAL_LOG) measured faster here than FILE_COPY,
-	// whose checkpoints cost more than logging template1's few pages.
-	sql := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
-	if _, err := conn.Exec(ctx, sql); err != nil {
-		return "", fmt.Errorf("pgtest: create database %q: %w", name, err)
-	}
-	return name, nil
-}
-
-// DropDatabase drops a database, ending its open sessions first.
-func (s *Server) DropDatabase(ctx context.Context, name string) error {
-	conn, err := pgx.Connect(ctx, s.URL())
-	if err != nil {
-		return fmt.Errorf("pgtest: connect: %w", err)
-	}
-	defer conn.Close(context.Background())
-	sql := "DROP DATABASE IF EXISTS " + pgx.Identifier{name}.Sanitize() + " WITH (FORCE)"
-	if _, err := conn.Exec(ctx, sql); err != nil {
-		return fmt.Errorf("pgtest: drop database %q: %w", name, err)
-	}
-	return nil
 }
 
 // DataDir returns a fresh folder for a test to keep a PostgreSQL data

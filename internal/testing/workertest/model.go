@@ -1,6 +1,7 @@
-package drivetest
+package workertest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/baton-run/baton/activities/evaluator"
 	"github.com/baton-run/baton/internal/drive"
+	"github.com/baton-run/baton/internal/testing/drivetest"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -22,8 +24,9 @@ const ModelName = "fake-model-1"
 // Model is a fake model server speaking the OpenAI chat completions API at
 // URL + "/v1", so that the OpenAI evaluator's real client code talks to it
 // over HTTP. It reads what it is asked from the material of the
-// evaluator's user message and answers as it was last told: as Passing
-// does for the processes it was made with, with fixed content, or 503.
+// evaluator's user message and answers as it was last told: as
+// drivetest.Passing does for the processes it was made with, with fixed
+// content, or 503.
 type Model struct {
 	*httptest.Server
 	procs drive.Processes
@@ -56,7 +59,7 @@ func (m *Model) Evaluator(t testing.TB) evaluator.Evaluator {
 // Calls is how many requests the server has had.
 func (m *Model) Calls() int64 { return m.calls.Load() }
 
-// Passes makes the model answer as Passing does.
+// Passes makes the model answer as drivetest.Passing does.
 func (m *Model) Passes() {
 	m.set(func(w http.ResponseWriter, body []byte) {
 		r, err := material(body)
@@ -64,7 +67,7 @@ func (m *Model) Passes() {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		a, err := passing(m.procs, r)
+		a, err := drivetest.Passing(m.procs).Evaluate(context.Background(), r)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return

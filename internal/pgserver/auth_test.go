@@ -1,4 +1,4 @@
-package pgtest_test
+package pgserver_test
 
 import (
 	"context"
@@ -11,7 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/pgserver"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 )
 
 // refused asserts that connecting to u fails on its password.
@@ -35,9 +36,9 @@ func withPassword(t *testing.T, u, password string) string {
 		t.Fatal(err)
 	}
 	if password == "" {
-		p.User = url.User(pgtest.User)
+		p.User = url.User(pgserver.User)
 	} else {
-		p.User = url.UserPassword(pgtest.User, password)
+		p.User = url.UserPassword(pgserver.User, password)
 	}
 	return p.String()
 }
@@ -54,14 +55,14 @@ func TestServerNeedsItsPassword(t *testing.T) {
 	connect(t, srv.URL())
 	refused(t, withPassword(t, srv.URL(), ""), "TCP without a password")
 	refused(t, withPassword(t, srv.URL(), "guess"), "TCP with another password")
-	sock := url.URL{Scheme: "postgres", User: url.User(pgtest.User), Path: "/postgres",
+	sock := url.URL{Scheme: "postgres", User: url.User(pgserver.User), Path: "/postgres",
 		RawQuery: url.Values{"host": {srv.SocketDir()}, "port": {strconv.Itoa(srv.Port())}, "sslmode": {"disable"}}.Encode()}
 	refused(t, sock.String(), "the unix socket without a password")
-	fi, err := os.Stat(filepath.Join(srv.DataDir(), pgtest.PasswordFile))
+	fi, err := os.Stat(filepath.Join(srv.DataDir(), pgserver.PasswordFile))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("password file: %v, %v", fi, err)
 	}
-	if got, err := pgtest.ReadPassword(srv.DataDir()); err != nil || got != srv.Password() {
+	if got, err := pgserver.ReadPassword(srv.DataDir()); err != nil || got != srv.Password() {
 		t.Fatalf("ReadPassword = %q, %v", got, err)
 	}
 }
@@ -72,7 +73,7 @@ func TestTrustingClusterGetsAPassword(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := filepath.Join(pgtest.DataDir(t), "pg")
-	srv, err := pgtest.Start(ctx, &pgtest.Options{DataDir: dir, NoSync: true})
+	srv, err := pgserver.Start(ctx, &pgserver.Options{DataDir: dir, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,10 +90,10 @@ func TestTrustingClusterGetsAPassword(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "pg_hba.conf"), []byte(hba), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(filepath.Join(dir, pgtest.PasswordFile)); err != nil {
+	if err := os.Remove(filepath.Join(dir, pgserver.PasswordFile)); err != nil {
 		t.Fatal(err)
 	}
-	srv, err = pgtest.Start(ctx, &pgtest.Options{DataDir: dir, NoSync: true})
+	srv, err = pgserver.Start(ctx, &pgserver.Options{DataDir: dir, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,14 @@
 // A checked step's submission waits for its check's verdict on every layer,
 // so each layer gives its walks an evaluator that passes every question:
 // Passing on the machine, and on the workflow and the gateway a fake model
-// (Model) that the worker's OpenAI evaluator asks over HTTP. The end of a
-// walk shows the verdict on each checked step.
+// that the worker's OpenAI evaluator asks over HTTP (workertest.Model),
+// which answers as Passing does. The end of a walk shows the verdict on
+// each checked step.
 //
-// It also holds the fixture loader, the end-of-run check the layers' other
-// tests share and the worker they run (NewWorker). Only tests import it.
+// It also holds the fixture loader and the end-of-run check the layers'
+// other tests share. It depends on internal/drive, spectest and the
+// interpreter alone, so the interpreter's tests run it without linking a
+// worker. Only tests import it.
 package drivetest
 
 import (
@@ -24,7 +27,7 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 	"github.com/baton-run/baton/interpreter"
 )
 

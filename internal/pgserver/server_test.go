@@ -1,4 +1,4 @@
-package pgtest_test
+package pgserver_test
 
 import (
 	"context"
@@ -10,34 +10,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/pgserver"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	pgtest.StopShared()
 	os.Exit(code)
-}
-
-func TestNewDatabaseIsolated(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	a, b := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
-	if a == b {
-		t.Fatalf("two tests got the same database %s", a)
-	}
-	ca := connect(t, a)
-	if _, err := ca.Exec(ctx, "CREATE TABLE only_in_a (x int)"); err != nil {
-		t.Fatal(err)
-	}
-	cb := connect(t, b)
-	var n int
-	if err := cb.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE tablename = 'only_in_a'").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != 0 {
-		t.Fatalf("table created in one test database is visible in another")
-	}
 }
 
 // A persistent data folder survives Stop and is reused by the next Start:
@@ -60,7 +40,7 @@ func TestStartReusesDataDir(t *testing.T) {
 		dir = filepath.Join(parent, "pg")
 	}
 
-	srv, err := pgtest.Start(ctx, &pgtest.Options{DataDir: dir})
+	srv, err := pgserver.Start(ctx, &pgserver.Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +62,7 @@ func TestStartReusesDataDir(t *testing.T) {
 
 	// Started again on the same port, without durability, as a test that
 	// restarts its server does.
-	srv, err = pgtest.Start(ctx, &pgtest.Options{DataDir: dir, Port: port, NoSync: true})
+	srv, err = pgserver.Start(ctx, &pgserver.Options{DataDir: dir, Port: port, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +95,7 @@ func setting(t *testing.T, c *pgx.Conn, name string) string {
 func TestStopRemovesTemporaryData(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
-	srv, err := pgtest.Start(context.Background(), nil)
+	srv, err := pgserver.Start(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +114,8 @@ func TestStopRemovesTemporaryData(t *testing.T) {
 
 func TestMissingBinaries(t *testing.T) {
 	t.Parallel()
-	_, err := pgtest.Start(context.Background(), &pgtest.Options{BinDir: t.TempDir()})
-	if !errors.Is(err, pgtest.ErrBinariesNotFound) {
+	_, err := pgserver.Start(context.Background(), &pgserver.Options{BinDir: t.TempDir()})
+	if !errors.Is(err, pgserver.ErrBinariesNotFound) {
 		t.Fatalf("err = %v, want ErrBinariesNotFound", err)
 	}
 }

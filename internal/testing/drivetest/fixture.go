@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 	"github.com/baton-run/baton/interpreter"
 )
 

@@ -1,19 +1,18 @@
-// Package pgtest starts a private PostgreSQL server from the system's binaries
-// (initdb and postgres, PostgreSQL 15 or later).
+// Package pgserver starts a private PostgreSQL server from the system's
+// binaries (initdb and postgres, PostgreSQL 15 or later).
 //
-// Start is the library form, used by tests and by `baton dev` alike: it runs
-// initdb into a data folder (a temporary one, or a persistent one that later
-// starts reuse), then postgres listening on a loopback TCP port only, with its
-// unix sockets in a private temporary folder. No connection is trusted, on
-// TCP or the socket: the superuser has a generated password, kept in the
-// data folder (PasswordFile, mode 0600) and carried by URL, so another local
-// user cannot connect as the superuser. PostgreSQL refuses to run as
+// Start runs initdb into a data folder (a temporary one, or a persistent one
+// that later starts reuse), then postgres listening on a loopback TCP port
+// only, with its unix sockets in a private temporary folder. No connection is
+// trusted, on TCP or the socket: the superuser has a generated password, kept
+// in the data folder (PasswordFile, mode 0600) and carried by URL, so another
+// local user cannot connect as the superuser. PostgreSQL refuses to run as
 // root; when the current process is root the server runs as the `postgres`
 // system user that the Debian and RPM packages create.
 //
-// Shared and NewDatabase are the test form: one server per test binary, one
-// fresh database per test.
-package pgtest
+// `baton dev` runs its server through internal/devpg; tests run theirs
+// through internal/testing/pgtest, one per test binary.
+package pgserver
 
 import (
 	"bytes"
@@ -68,7 +67,7 @@ type Options struct {
 
 // ErrBinariesNotFound is returned by Start when initdb or postgres cannot be
 // found.
-var ErrBinariesNotFound = errors.New("pgtest: PostgreSQL server binaries (initdb, postgres) not found; install postgresql-15 (Debian/Ubuntu: apt-get install postgresql-15) or set Options.BinDir")
+var ErrBinariesNotFound = errors.New("pgserver: PostgreSQL server binaries (initdb, postgres) not found; install postgresql-15 (Debian/Ubuntu: apt-get install postgresql-15) or set Options.BinDir")
 
 // User is the database superuser the server is initialized with. Every
 // connection needs its password (Server.Password, ReadPassword).
@@ -112,13 +111,13 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 		o = *opts
 	}
 	if o.Port < 0 || o.Port > 65535 {
-		return nil, fmt.Errorf("pgtest: Options.Port %d out of range 0–65535", o.Port)
+		return nil, fmt.Errorf("pgserver: Options.Port %d out of range 0–65535", o.Port)
 	}
 	if o.StartTimeout == 0 {
 		o.StartTimeout = 60 * time.Second
 	}
 	if o.StartTimeout < 0 {
-		return nil, fmt.Errorf("pgtest: Options.StartTimeout %v must be positive", o.StartTimeout)
+		return nil, fmt.Errorf("pgserver: Options.StartTimeout %v must be positive", o.StartTimeout)
 	}
 	binDir, err := findBinDir(o.BinDir)
 	if err != nil {
@@ -131,7 +130,7 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 
 	runDir, err := os.MkdirTemp("", "baton-pg-")
 	if err != nil {
-		return nil, fmt.Errorf("pgtest: create temporary folder: %w", err)
+		return nil, fmt.Errorf("pgserver: create temporary folder: %w", err)
 	}
 	s := &Server{runDir: runDir, log: &tailBuffer{max: 64 << 10}}
 	ok := false
@@ -151,7 +150,7 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 	} else {
 		s.dataDir, err = filepath.Abs(o.DataDir)
 		if err != nil {
-			return nil, fmt.Errorf("pgtest: data folder %q: %w", o.DataDir, err)
+			return nil, fmt.Errorf("pgserver: data folder %q: %w", o.DataDir, err)
 		}
 	}
 	if err := s.initdb(ctx, binDir, cred); err != nil {
@@ -202,7 +201,7 @@ func (s *Server) initdb(ctx context.Context, binDir string, cred *syscall.Creden
 		return err
 	}
 	if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
-		return fmt.Errorf("pgtest: create data folder: %w", err)
+		return fmt.Errorf("pgserver: create data folder: %w", err)
 	}
 	if err := chownTo(s.dataDir, cred); err != nil {
 		return err
@@ -225,7 +224,7 @@ func (s *Server) initdb(ctx context.Context, binDir string, cred *syscall.Creden
 	cmd.Stdout, cmd.Stderr = &out, &out
 	s.prepare(cmd, cred)
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("pgtest: initdb %s: %w\n%s%s", s.dataDir, err, out.Bytes(), accessHint(cred))
+		return fmt.Errorf("pgserver: initdb %s: %w\n%s%s", s.dataDir, err, out.Bytes(), accessHint(cred))
 	}
 	return s.keepPassword(cred)
 }
@@ -241,7 +240,7 @@ func (s *Server) setPassword(ctx context.Context, binDir string, cred *syscall.C
 	cmd.Stdout, cmd.Stderr = &out, &out
 	s.prepare(cmd, cred)
 	if err := cmd.Run(); err != nil || strings.Contains(out.String(), "ERROR") {
-		return fmt.Errorf("pgtest: set the password of %s: %v\n%s%s", s.dataDir, err, out.Bytes(), accessHint(cred))
+		return fmt.Errorf("pgserver: set the password of %s: %v\n%s%s", s.dataDir, err, out.Bytes(), accessHint(cred))
 	}
 	return s.keepPassword(cred)
 }
@@ -260,11 +259,11 @@ func (s *Server) keepPassword(cred *syscall.Credential) error {
 func ReadPassword(dataDir string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(dataDir, PasswordFile))
 	if err != nil {
-		return "", fmt.Errorf("pgtest: the password of the cluster in %s: %w", dataDir, err)
+		return "", fmt.Errorf("pgserver: the password of the cluster in %s: %w", dataDir, err)
 	}
 	pw := strings.TrimSpace(string(b))
 	if pw == "" {
-		return "", fmt.Errorf("pgtest: the password file of the cluster in %s is empty", dataDir)
+		return "", fmt.Errorf("pgserver: the password file of the cluster in %s is empty", dataDir)
 	}
 	return pw, nil
 }
@@ -281,16 +280,16 @@ func newPassword() string {
 func writeOwned(path, content string, cred *syscall.Credential) error {
 	tmp := path + ".new"
 	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
-		return fmt.Errorf("pgtest: write %s: %w", path, err)
+		return fmt.Errorf("pgserver: write %s: %w", path, err)
 	}
 	if err := os.Chmod(tmp, 0o600); err != nil {
-		return fmt.Errorf("pgtest: write %s: %w", path, err)
+		return fmt.Errorf("pgserver: write %s: %w", path, err)
 	}
 	if err := chownTo(tmp, cred); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("pgtest: write %s: %w", path, err)
+		return fmt.Errorf("pgserver: write %s: %w", path, err)
 	}
 	return nil
 }
@@ -300,7 +299,7 @@ func (s *Server) start(ctx context.Context, binDir string, cred *syscall.Credent
 	s.log.Reset()
 	sockDir := s.SocketDir()
 	if err := os.MkdirAll(sockDir, 0o700); err != nil {
-		return fmt.Errorf("pgtest: create socket folder: %w", err)
+		return fmt.Errorf("pgserver: create socket folder: %w", err)
 	}
 	if err := chownTo(sockDir, cred); err != nil {
 		return err
@@ -329,7 +328,7 @@ func (s *Server) start(ctx context.Context, binDir string, cred *syscall.Credent
 	s.prepare(cmd, cred)
 	setParentDeathSignal(cmd)
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("pgtest: start postgres: %w", err)
+		return fmt.Errorf("pgserver: start postgres: %w", err)
 	}
 	s.cmd, s.port = cmd, port
 	s.exited = make(chan struct{})
@@ -346,10 +345,10 @@ func (s *Server) start(ctx context.Context, binDir string, cred *syscall.Credent
 		}
 		select {
 		case <-s.exited:
-			return fmt.Errorf("pgtest: postgres exited during start (%v):\n%s%s", s.waitErr, s.log.String(), accessHint(cred))
+			return fmt.Errorf("pgserver: postgres exited during start (%v):\n%s%s", s.waitErr, s.log.String(), accessHint(cred))
 		case <-ctx.Done():
 			s.kill()
-			return fmt.Errorf("pgtest: postgres not accepting connections on port %d: %w (last error: %v)\n%s", port, ctx.Err(), err, s.log.String())
+			return fmt.Errorf("pgserver: postgres not accepting connections on port %d: %w (last error: %v)\n%s", port, ctx.Err(), err, s.log.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -399,7 +398,7 @@ func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
 		s.stopErr = s.shutdown()
 		if err := os.RemoveAll(s.runDir); err != nil && s.stopErr == nil {
-			s.stopErr = fmt.Errorf("pgtest: remove %s: %w", s.runDir, err)
+			s.stopErr = fmt.Errorf("pgserver: remove %s: %w", s.runDir, err)
 		}
 	})
 	return s.stopErr
@@ -422,7 +421,7 @@ func (s *Server) shutdown() error {
 	case <-time.After(30 * time.Second):
 	}
 	s.kill()
-	return fmt.Errorf("pgtest: postgres did not shut down within 30s; killed it")
+	return fmt.Errorf("pgserver: postgres did not shut down within 30s; killed it")
 }
 
 func (s *Server) kill() {
@@ -487,12 +486,12 @@ func serverCredential() (*syscall.Credential, error) {
 	}
 	u, err := user.Lookup("postgres")
 	if err != nil {
-		return nil, fmt.Errorf("pgtest: PostgreSQL refuses to run as root, and there is no `postgres` system user to run it as (%v); create one (useradd --system postgres) or run as a non-root user", err)
+		return nil, fmt.Errorf("pgserver: PostgreSQL refuses to run as root, and there is no `postgres` system user to run it as (%v); create one (useradd --system postgres) or run as a non-root user", err)
 	}
 	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
 	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
 	if err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("pgtest: user postgres has non-numeric uid %q or gid %q", u.Uid, u.Gid)
+		return nil, fmt.Errorf("pgserver: user postgres has non-numeric uid %q or gid %q", u.Uid, u.Gid)
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
 }
@@ -502,7 +501,7 @@ func chownTo(path string, cred *syscall.Credential) error {
 		return nil
 	}
 	if err := os.Chown(path, int(cred.Uid), int(cred.Gid)); err != nil {
-		return fmt.Errorf("pgtest: hand %s to user postgres: %w", path, err)
+		return fmt.Errorf("pgserver: hand %s to user postgres: %w", path, err)
 	}
 	return nil
 }
@@ -510,10 +509,10 @@ func chownTo(path string, cred *syscall.Credential) error {
 func checkOwner(dir string, cred *syscall.Credential) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return fmt.Errorf("pgtest: data folder: %w", err)
+		return fmt.Errorf("pgserver: data folder: %w", err)
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != cred.Uid {
-		return fmt.Errorf("pgtest: data folder %s belongs to uid %d, but the server runs as user postgres (uid %d); chown -R postgres: %s", dir, st.Uid, cred.Uid, dir)
+		return fmt.Errorf("pgserver: data folder %s belongs to uid %d, but the server runs as user postgres (uid %d); chown -R postgres: %s", dir, st.Uid, cred.Uid, dir)
 	}
 	return nil
 }
@@ -528,7 +527,7 @@ func accessHint(cred *syscall.Credential) string {
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, fmt.Errorf("pgtest: find a free port: %w", err)
+		return 0, fmt.Errorf("pgserver: find a free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil

@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/baton-run/baton/internal/crmtest"
+	"github.com/baton-run/baton/internal/testing/crmtest"
 )
 
 // keyTransport sets the Idempotency-Key header on every request.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/baton-run/baton/internal/drive"
-	"github.com/baton-run/baton/internal/spectest"
+	"github.com/baton-run/baton/internal/testing/spectest"
 	"github.com/baton-run/baton/interpreter"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/baton-run/baton/activities/evaluator"
 	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/interpreter"
 )
@@ -17,13 +16,11 @@ const PassingModel = "drivetest-passing"
 // 1, a choice with its first passing name, a rubric with its best level,
 // each with confidence 1. It refuses a request for a step procs does not
 // hold, or whose questions are not the step's.
-func Passing(procs drive.Processes) evaluator.Func {
-	return func(_ context.Context, r *interpreter.CheckRequest) (*interpreter.CheckAnswers, error) {
-		return passing(procs, r)
-	}
-}
+func Passing(procs drive.Processes) drive.Evaluator { return passing(procs) }
 
-func passing(procs drive.Processes, r *interpreter.CheckRequest) (*interpreter.CheckAnswers, error) {
+type passing drive.Processes
+
+func (procs passing) Evaluate(_ context.Context, r *interpreter.CheckRequest) (*interpreter.CheckAnswers, error) {
 	var s *interpreter.Step
 	if p := procs[r.Process]; p != nil {
 		s = p.Step(r.Step)

@@ -1,4 +1,9 @@
-package drivetest
+// Package workertest runs Baton's worker for tests: ProcessRun and its
+// activities on a task queue of their own, writing the read model of a
+// migrated database (New), and a fake model server speaking the OpenAI chat
+// completions API for the check profile's evaluator (NewModel). The tests
+// of workflows/ and tests/ run it; only tests import it.
+package workertest
 
 import (
 	"context"
@@ -20,8 +25,8 @@ import (
 	"github.com/baton-run/baton/workflows"
 )
 
-// WorkerOptions configure NewWorker.
-type WorkerOptions struct {
+// Options configure New.
+type Options struct {
 	// Evaluator answers the check profile's questions. Default none: a
 	// submission to a checked step then gets retry, as on a server without
 	// one.
@@ -57,13 +62,13 @@ type Worker struct {
 	w  worker.Worker
 }
 
-// NewWorker starts a worker for runs on a fresh task queue of c. Its
+// New starts a worker for runs on a fresh task queue of c. Its
 // activities write the read model at dbURL, which must be migrated,
 // through a pool of their own, as in baton dev and serve. Nil options mean
 // defaults. The worker stops when the test ends.
-func NewWorker(t testing.TB, c client.Client, dbURL string, opts *WorkerOptions) *Worker {
+func New(t testing.TB, c client.Client, dbURL string, opts *Options) *Worker {
 	t.Helper()
-	var o WorkerOptions
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
