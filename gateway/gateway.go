@@ -328,6 +328,8 @@ type published struct {
 	p       *interpreter.Process
 	version int
 	roles   map[string]string
+	// children are the version's child bindings (baton-subprocess-1).
+	children interpreter.Bindings
 	// body is the process's body as a JSON string, as answers carry it.
 	body json.RawMessage
 }
@@ -368,7 +370,7 @@ func (g *Gateway) keep(pv store.ProcessVersion) (published, error) {
 	if err != nil {
 		return published{}, fmt.Errorf("process %s: %w", key, err)
 	}
-	pub := published{p: p, version: pv.Version, roles: pv.Roles, body: body}
+	pub := published{p: p, version: pv.Version, roles: pv.Roles, children: pv.Children, body: body}
 	// The parsed definition takes about what its JSON does.
 	return g.versions.put(key, pub, len(pv.Definition)+len(body)), nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -87,6 +88,11 @@ func (r *Registry) Import(ctx context.Context, src []byte, folder, by string) (*
 	if err != nil {
 		return nil, err
 	}
+	// Process steps are checked against the children as they stand:
+	// published, or imported and not yet published.
+	if offer, err = r.withProcesses(ctx, offer, src, true); err != nil {
+		return nil, err
+	}
 	p, err := interpreter.Parse(src, &interpreter.ParseOptions{Folder: folder, Offer: &offer})
 	if err != nil {
 		return nil, err
@@ -155,14 +161,12 @@ func (r *Registry) Publish(ctx context.Context, name, by string, sameNameGroups 
 	if err := json.Unmarshal(d.Definition, &p); err != nil {
 		return store.ProcessVersion{}, err
 	}
-	if p.UsesTools() {
-		// The tool registration may have changed since the import: check
-		// the draft against it as it stands.
-		offer, err := r.currentOffer(ctx)
-		if err != nil {
-			return store.ProcessVersion{}, err
-		}
-		if _, err := interpreter.Parse([]byte(d.Source), &interpreter.ParseOptions{Offer: &offer}); err != nil {
+	var children interpreter.Bindings
+	if p.UsesTools() || p.UsesProcesses() {
+		// The tool registration may have changed since the import, and
+		// process steps bind to the children published now: check the
+		// draft against both as they stand.
+		if _, children, err = r.Check(ctx, []byte(d.Source), ""); err != nil {
 			return store.ProcessVersion{}, fmt.Errorf("publish %s: %w", name, err)
 		}
 	}
@@ -188,11 +192,12 @@ func (r *Registry) Publish(ctx context.Context, name, by string, sameNameGroups 
 		}
 	}
 	latest, err := r.store.GetVersion(ctx, r.org, name, 0)
-	if err == nil && latest.Hash == d.Hash && equalRoles(latest.Roles, d.Roles) {
-		// Publishing the same content again makes no new version.
+	if err == nil && latest.Hash == d.Hash && equalRoles(latest.Roles, d.Roles) && slices.Equal(latest.Children, children) {
+		// Publishing the same content with the same bindings again makes
+		// no new version.
 		return latest, nil
 	}
-	return r.store.Publish(ctx, nil, r.org, name, by)
+	return r.store.Publish(ctx, nil, r.org, name, by, children)
 }
 
 func equalRoles(a, b map[string]string) bool {

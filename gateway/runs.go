@@ -96,7 +96,7 @@ func (g *Gateway) startRun(ctx context.Context, c *call) (json.RawMessage, error
 	return g.runs.StartRun(ctx, workflows.Input{
 		Org: c.org, RequestID: c.reqID, Digest: c.digest, InboxURL: g.opts.InboxURL, OmitBody: true,
 		Start: interpreter.Start{
-			Process: pub.p, Version: pub.version, Roles: pub.roles, Operators: g.opts.Operators,
+			Process: pub.p, Version: pub.version, Roles: pub.roles, Children: pub.children, Operators: g.opts.Operators,
 			Inputs: c.object("inputs"), Mode: c.str("mode"), Starter: c.actor(),
 			Limits: interpreter.Limits{RunDataBytes: g.opts.RunDataBytes, Check: g.opts.CheckLimits},
 		},

@@ -10,10 +10,11 @@ import (
 // parallel profile (profile-parallel §2).
 //
 // Edges are next (declared, or the following step by default), on_timeout,
-// on_reject and parallel entries. Reachability follows all of them.
-// Acyclicity follows next and on_timeout only; join is not a step and
-// parallel entries are exempt. Inside a branch the following-step default
-// does not apply.
+// on_reject, parallel entries and on_outcome. Reachability follows all of
+// them. Acyclicity follows next and on_timeout only; join is not a step and
+// parallel entries are exempt. on_outcome routes are rework routes, ruled
+// as on_reject is (docs/profile-subprocess.md §1.4). Inside a branch the
+// following-step default does not apply.
 //
 // "Every step in a branch reaches join" follows from the other rules (every
 // branch step names next, stays in its branch, reaches no finish, and no
@@ -27,6 +28,7 @@ const (
 	edgeTimeout                  // on_timeout
 	edgeReject                   // on_reject
 	edgeParallel                 // a parallel step's branch entry
+	edgeOutcome                  // a process step's on_outcome route
 )
 
 // joinNode is the target of a join edge.
@@ -38,6 +40,9 @@ type edge struct {
 	at       *fmValue // where to report; the step itself for edgeDefault
 	path     string
 }
+
+// rework reports whether e is a rework route: on_reject or on_outcome.
+func (e *edge) rework() bool { return e.kind == edgeReject || e.kind == edgeOutcome }
 
 type branchInfo struct {
 	parallel, entry int
@@ -130,6 +135,13 @@ func (g *graph) edges(i int, s *Step) {
 			add(rv, path+".on_reject", s.OnReject, edgeReject, false)
 		}
 	}
+	if ov := sv.get("on_outcome"); ov != nil && ov.kind == jsonObject && contains(allowed, "on_outcome") {
+		for _, m := range ov.members {
+			if m.val.kind == jsonString && m.val.str != s.ID {
+				add(m.val, path+".on_outcome."+quoteKey(m.key), m.val.str, edgeOutcome, false)
+			}
+		}
+	}
 	if s.Kind == KindParallel {
 		if pv := sv.get("parallel"); pv != nil && pv.kind == jsonArray {
 			seen := map[string]bool{}
@@ -196,7 +208,7 @@ func (g *graph) mainFlow() []bool {
 		queue = queue[1:]
 		for k := range g.out[u] {
 			e := &g.out[u][k]
-			if e.kind == edgeReject || e.kind == edgeParallel || e.to == joinNode || main[e.to] {
+			if e.rework() || e.kind == edgeParallel || e.to == joinNode || main[e.to] {
 				continue
 			}
 			main[e.to] = true
@@ -304,7 +316,7 @@ func (g *graph) branchRules() {
 			}
 			for k := range g.out[i] {
 				e := &g.out[i][k]
-				if e.kind == edgeReject && g.branch[e.to] != g.branch[i] {
+				if e.rework() && g.branch[e.to] != g.branch[i] {
 					g.v.is.at(e.at, "%s: must name a step in the same branch", e.path)
 				}
 			}
@@ -323,7 +335,7 @@ func (g *graph) branchRules() {
 				g.v.is.at(e.at, "%s: %q does not come before %q; after a parallel step, on_reject returns to the parallel step or a step before the rejecting one",
 					e.path, g.idOf(e.to), g.idOf(i))
 			case !g.inBranch(e.to):
-			case e.kind == edgeReject:
+			case e.rework():
 				g.v.is.at(e.at, "%s: %q is inside a branch of %q; return to the parallel step to run every branch again",
 					e.path, g.idOf(e.to), g.idOf(g.branches[g.branch[e.to]].parallel))
 			case e.kind == edgeDefault:

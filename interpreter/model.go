@@ -127,7 +127,8 @@ type Field struct {
 // Kind is a step's kind key.
 type Kind string
 
-// The step kinds: the core's seven and the parallel profile's one.
+// The step kinds: the core's seven, the parallel profile's one and the
+// baton-subprocess-1 profile's one.
 const (
 	KindAgent     Kind = "agent"
 	KindTask      Kind = "task"
@@ -137,10 +138,11 @@ const (
 	KindWaitFor   Kind = "wait_for"
 	KindFinish    Kind = "finish"
 	KindParallel  Kind = "parallel"
+	KindProcess   Kind = "process"
 )
 
 // Kinds lists every kind key in the order the specification names them.
-var Kinds = []Kind{KindAgent, KindTask, KindApprove, KindWait, KindWaitUntil, KindWaitFor, KindFinish, KindParallel}
+var Kinds = []Kind{KindAgent, KindTask, KindApprove, KindWait, KindWaitUntil, KindWaitFor, KindFinish, KindParallel, KindProcess}
 
 // String returns the kind key.
 func (k Kind) String() string { return string(k) }
@@ -151,7 +153,7 @@ func (k Kind) Person() bool { return k == KindTask || k == KindApprove }
 // Server reports whether the server itself completes steps of this kind.
 func (k Kind) Server() bool {
 	switch k {
-	case KindWait, KindWaitUntil, KindWaitFor, KindFinish, KindParallel:
+	case KindWait, KindWaitUntil, KindWaitFor, KindFinish, KindParallel, KindProcess:
 		return true
 	}
 	return false
@@ -166,8 +168,8 @@ type Step struct {
 	Kind Kind   `json:"kind"`
 	// Text is the kind key's value: instructions for agent and task, what is
 	// approved for approve, the duration text for wait, the path for
-	// wait_until, the event name for wait_for, the outcome for finish. Empty
-	// for parallel.
+	// wait_until, the event name for wait_for, the outcome for finish, the
+	// child's name for process. Empty for parallel.
 	Text string `json:"text,omitempty"`
 	// Branches are the branch entry step ids of a parallel step.
 	Branches []string `json:"branches,omitempty"`
@@ -194,6 +196,9 @@ type Step struct {
 	// Tools are the downstream tools an agent step may call through Baton
 	// (profile baton-tools-1), in the order written.
 	Tools []ToolUse `json:"tools,omitempty"`
+
+	// Call is what a process step runs (profile baton-subprocess-1).
+	Call *ProcessCall `json:"call,omitempty"`
 }
 
 // Route is one way out of a step.

@@ -82,6 +82,13 @@ type Offer struct {
 	// ToolCatalog is the registered downstream tools a step's tools: key
 	// may name. Nil: none are registered.
 	ToolCatalog *ToolCatalog
+	// Processes are the processes a process step may name
+	// (baton-subprocess-1). Nil: process steps are checked as far as the
+	// file goes, and ParseAndBind binds nothing.
+	Processes *Catalog
+	// MaxDepth is how many levels of processes may nest below a process.
+	// Default 0: DefaultMaxDepth.
+	MaxDepth int
 }
 
 // Tools lists the fourteen tools of spec §4, in its order: the required
@@ -141,6 +148,12 @@ type ParseOptions struct {
 // profile or tool the offer lacks, with a *ProcessError listing every issue
 // at once. Parse does no I/O and is deterministic.
 func Parse(src []byte, opts *ParseOptions) (*Process, error) {
+	return parse(src, opts, nil)
+}
+
+// parse is Parse; with bound not nil it also binds process steps
+// (ParseAndBind).
+func parse(src []byte, opts *ParseOptions, bound *Bindings) (*Process, error) {
 	if opts == nil {
 		opts = &ParseOptions{}
 	}
@@ -162,6 +175,10 @@ func Parse(src []byte, opts *ParseOptions) (*Process, error) {
 	if p != nil {
 		v := &validator{p: p, src: b.steps, root: root, is: is, offer: offer, folder: opts.Folder}
 		v.validate()
+		children := v.bind()
+		if bound != nil {
+			*bound = children
+		}
 	}
 	if !utf8.Valid(doc.body) {
 		bad := len(src) - len(doc.body)
@@ -223,9 +240,10 @@ var (
 	requiresKeys = []string{"systems"}
 	fieldKeys    = []string{"type", "description", "optional", "one_of", "items"}
 	stepKeys     = []string{
-		"id", "agent", "task", "approve", "wait", "wait_until", "wait_for", "finish", "parallel",
+		"id", "agent", "task", "approve", "wait", "wait_until", "wait_for", "finish", "parallel", "process",
 		"output", "evidence", "next", "person", "on_reject", "due", "timeout", "on_timeout",
 		"check", "advisory", "tools",
+		"version", "for_each", "inputs", "concurrency", "on_outcome",
 	}
 	routeKeys = []string{"to", "when"}
 )
@@ -616,7 +634,7 @@ func (b *processBuilder) step(v *fmValue, path string) *Step {
 		first = m
 	}
 	if first == nil {
-		b.is.at(v, "%s: needs a kind key: one of agent, task, approve, wait, wait_until, wait_for, finish, parallel", path)
+		b.is.at(v, "%s: needs a kind key: one of agent, task, approve, wait, wait_until, wait_for, finish, parallel, process", path)
 	} else {
 		s.Kind = Kind(first.key)
 		kp := path + "." + first.key
@@ -669,6 +687,9 @@ func (b *processBuilder) step(v *fmValue, path string) *Step {
 	}
 	if t := v.get("tools"); t != nil {
 		s.Tools = b.tools(t, path+".tools")
+	}
+	if s.Kind == KindProcess {
+		s.Call = b.processCall(v, s.Text, path)
 	}
 	return s
 }

@@ -515,7 +515,7 @@ func TestParseYAMLRefusals(t *testing.T) {
 			name:  "merge keys are plain keys",
 			front: "name: demo\ndescription: D.\nsteps:\n  - id: a\n    <<: {finish: ok}\n",
 			want: []string{
-				"5:5: steps[0]: needs a kind key: one of agent, task, approve, wait, wait_until, wait_for, finish, parallel",
+				"5:5: steps[0]: needs a kind key: one of agent, task, approve, wait, wait_until, wait_for, finish, parallel, process",
 				"6:5: steps[0].<<: unknown field",
 			},
 		},

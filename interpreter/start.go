@@ -18,6 +18,9 @@ type Start struct {
 	// Roles binds each role name of the process to a group. A role without
 	// a binding is assigned to the group of the same name.
 	Roles map[string]string `json:"roles,omitempty"`
+	// Children binds each process step to the child version it runs
+	// (baton-subprocess-1), as the version was published.
+	Children Bindings `json:"children,omitempty"`
 	// Operators is the group that receives escalations. Default
 	// DefaultOperators.
 	Operators string `json:"operators,omitempty"`

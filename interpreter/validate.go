@@ -99,21 +99,27 @@ var kindKeys = map[Kind][]string{
 	KindWaitFor:   {"next", "timeout", "on_timeout"},
 	KindFinish:    {},
 	KindParallel:  {"next"},
+	KindProcess:   {"next", "version", "for_each", "inputs", "concurrency", "on_outcome"},
 }
 
 // keyHome says where a key belongs, for "not allowed" messages.
 var keyHome = map[string]string{
-	"output":     "agent and task steps",
-	"evidence":   "agent and task steps",
-	"next":       "every step but finish",
-	"person":     "task and approve steps",
-	"on_reject":  "approve steps",
-	"due":        "agent, task and approve steps",
-	"timeout":    "wait_for steps",
-	"on_timeout": "wait_for steps",
-	"check":      "agent and task steps",
-	"advisory":   "agent and task steps, beside check",
-	"tools":      "agent steps",
+	"output":      "agent and task steps",
+	"evidence":    "agent and task steps",
+	"next":        "every step but finish",
+	"person":      "task and approve steps",
+	"on_reject":   "approve steps",
+	"due":         "agent, task and approve steps",
+	"timeout":     "wait_for steps",
+	"on_timeout":  "wait_for steps",
+	"check":       "agent and task steps",
+	"advisory":    "agent and task steps, beside check",
+	"tools":       "agent steps",
+	"version":     "process steps",
+	"for_each":    "process steps",
+	"inputs":      "process steps",
+	"concurrency": "process steps, beside for_each",
+	"on_outcome":  "process steps",
 }
 
 // validator checks a built Process against the rules that span values.
@@ -243,6 +249,8 @@ func (v *validator) step(i int, s *Step) {
 		}
 	case KindParallel:
 		v.branches(i, s, kindVal)
+	case KindProcess:
+		v.processStep(i, s, kindVal)
 	}
 
 	if pv := sv.get("person"); pv != nil && pv.kind == jsonString && s.Person != "" && contains(allowed, "person") {
@@ -392,31 +400,7 @@ func (v *validator) person(at *fmValue, path, who string) {
 // path checks a run-data path, inputs.<field> or steps.<id>.output.<field>,
 // naming a declared field of type want.
 func (v *validator) path(at *fmValue, key, path string, want Type) {
-	var f *Field
-	switch {
-	case strings.HasPrefix(path, "inputs.") && len(path) > len("inputs."):
-		f = v.p.Inputs.Lookup(path[len("inputs."):])
-	case strings.HasPrefix(path, "steps."):
-		rest := path[len("steps."):]
-		id, field, ok := strings.Cut(rest, ".output.")
-		if !ok || id == "" || field == "" || strings.Contains(id, ".") {
-			v.is.at(at, "%s: %q is not a path inputs.<field> or steps.<id>.output.<field>", key, path)
-			return
-		}
-		j, known := v.ids[id]
-		if !known {
-			v.is.at(at, "%s: %s names unknown step %q", key, path, id)
-			return
-		}
-		f = v.p.Steps[j].Output.Lookup(field)
-	default:
-		v.is.at(at, "%s: %q is not a path inputs.<field> or steps.<id>.output.<field>", key, path)
-		return
-	}
-	switch {
-	case f == nil:
-		v.is.at(at, "%s: %s is not a declared field", key, path)
-	case f.Type != want:
+	if f := v.pathField(at, key, path); f != nil && f.Type != want {
 		v.is.at(at, "%s: %s is a %s field; it must be a %s field", key, path, f.Type, want)
 	}
 }

@@ -361,7 +361,7 @@ func TestValidateSteps(t *testing.T) {
     finish: ok
 `,
 			want: []string{
-				"9:5: steps[0]: needs a kind key: one of agent, task, approve, wait, wait_until, wait_for, finish, parallel",
+				"9:5: steps[0]: needs a kind key: one of agent, task, approve, wait, wait_until, wait_for, finish, parallel, process",
 				"13:5: steps[1].task: a step has exactly one kind key; this one already has agent",
 			},
 		},

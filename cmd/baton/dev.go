@@ -224,11 +224,12 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		if err != nil {
 			return err
 		}
-		for _, f := range folders {
-			pv, d, err := reg.ImportAndPublish(ctx, f, "baton-dev", cfg.roles)
+		// Each child before the processes that run it (baton-subprocess-1).
+		for _, f := range reg.ImportAndPublishFolders(ctx, folders, "baton-dev", cfg.roles) {
+			pv, d, err := f.Version, f.Draft, f.Err
 			if err != nil {
 				// One process this server cannot run does not stop the rest.
-				fmt.Fprintf(stdout, "Not published %s: %v\n", f, err)
+				fmt.Fprintf(stdout, "Not published %s: %v\n", f.Dir, err)
 				continue
 			}
 			for _, g := range pv.Roles {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sort"
 	"strings"
 
 	"github.com/baton-run/baton/gateway"
@@ -17,20 +18,38 @@ import (
 type registryFlags struct {
 	databaseURL, data, org, by string
 	check                      bool
+	depth                      int
 }
 
 func (r *registryFlags) register(fl *flag.FlagSet) {
+	r.registerWhere(fl)
+	stringFlag(fl, &r.by, "by", "cli", "who is importing or publishing")
+	boolFlag(fl, &r.check, "check", false, "the deployment's workers have a check evaluator, so check-1 processes may be published (always so for baton dev's --data)")
+}
+
+// registerWhere registers the flags that say which registry, and the depth
+// limit its process steps are checked against.
+func (r *registryFlags) registerWhere(fl *flag.FlagSet) {
 	stringFlag(fl, &r.databaseURL, "database-url", "", "PostgreSQL URL; wins over --data")
 	stringFlag(fl, &r.data, "data", ".baton", "data folder of baton dev: its PostgreSQL is used, whether baton dev runs or not, unless --database-url is given")
 	stringFlag(fl, &r.org, "org", "o_default", "organization id")
-	stringFlag(fl, &r.by, "by", "cli", "who is importing or publishing")
-	boolFlag(fl, &r.check, "check", false, "the deployment's workers have a check evaluator, so check-1 processes may be published (always so for baton dev's --data)")
+	intFlag(fl, &r.depth, "subprocess-depth", interpreter.DefaultMaxDepth, "how many levels of processes may nest below a process (baton-subprocess-1)")
 }
 
 // open opens the registry in --database-url, else in the PostgreSQL of the
 // --data folder: baton dev's running server, or one started on its cluster
 // until the returned close function is called.
 func (r *registryFlags) open(ctx context.Context, stderr io.Writer) (*gateway.Registry, func(), error) {
+	offer := interpreter.DefaultOffer()
+	if r.check || r.databaseURL == "" {
+		// baton dev always has an evaluator (by default the unsure one).
+		offer.Profiles = append(offer.Profiles, interpreter.ProfileCheck)
+	}
+	return r.openWith(ctx, stderr, offer)
+}
+
+// openWith is open with the offer given.
+func (r *registryFlags) openWith(ctx context.Context, stderr io.Writer, offer interpreter.Offer) (*gateway.Registry, func(), error) {
 	url, release := r.databaseURL, func() {}
 	if url == "" {
 		db, err := devpg.Open(ctx, r.data, &devpg.Options{Logger: slog.New(slog.NewTextHandler(stderr, nil))})
@@ -44,11 +63,7 @@ func (r *registryFlags) open(ctx context.Context, stderr io.Writer) (*gateway.Re
 		release()
 		return nil, nil, err
 	}
-	offer := interpreter.DefaultOffer()
-	if r.check || r.databaseURL == "" {
-		// baton dev always has an evaluator (by default the unsure one).
-		offer.Profiles = append(offer.Profiles, interpreter.ProfileCheck)
-	}
+	offer.MaxDepth = r.depth
 	return gateway.NewRegistry(st, r.org, offer), func() { st.Close(); release() }, nil
 }
 
@@ -69,7 +84,7 @@ func runImport(args []string, stdout, stderr io.Writer) int {
 	var rf registryFlags
 	fl := flag.NewFlagSet("import", flag.ContinueOnError)
 	rf.register(fl)
-	if code, ok := parseFlags(fl, args, "usage: baton import [flags] DIR...\n\nImports process folders as drafts and lists the roles to bind and the systems each requires.\n\n"+registryWhere+"\nFlags:\n", stderr); !ok {
+	if code, ok := parseFlags(fl, args, "usage: baton import [flags] DIR...\n\nImports process folders as drafts and lists the roles to bind and the systems each requires.\nA process that runs others (baton-subprocess-1) is imported after the folders\nof the processes it runs, and checked against them as published or imported.\n\n"+registryWhere+"\nFlags:\n", stderr); !ok {
 		return code
 	}
 	if fl.NArg() == 0 {
@@ -84,7 +99,7 @@ func runImport(args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeStore()
 	status := 0
-	for _, dir := range fl.Args() {
+	for _, dir := range gateway.OrderFolders(fl.Args()) {
 		d, err := reg.ImportDir(ctx, dir, rf.by)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", dir, err)
@@ -98,6 +113,9 @@ func runImport(args []string, stdout, stderr io.Writer) int {
 		if d.Process.Requires != nil {
 			fmt.Fprintf(stdout, "  requires systems: %s\n", strings.Join(d.Process.Requires.Systems, ", "))
 		}
+		if children := d.Process.Dependency().Children(); len(children) > 0 {
+			fmt.Fprintf(stdout, "  runs processes: %s (bound to their latest versions at publication; publish them first)\n", strings.Join(children, ", "))
+		}
 	}
 	return status
 }
@@ -110,11 +128,11 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 	rf.register(fl)
 	fl.Var(roles, "role", "bind ROLE=GROUP; repeatable")
 	fl.BoolVar(&sameName, "same-name-groups", false, "bind roles left unbound to groups of the same name")
-	if code, ok := parseFlags(fl, args, "usage: baton publish [flags] NAME\n\nBinds roles of a draft and publishes it as the next version.\n\n"+registryWhere+"\nFlags:\n", stderr); !ok {
+	if code, ok := parseFlags(fl, args, "usage: baton publish [flags] NAME...\n\nBinds roles of drafts and publishes each as its next version. A process that\nruns others (baton-subprocess-1) is published after those named with it, and\nbinds each to its latest published version. With several names, --role binds\nthe role in every draft that has it.\n\n"+registryWhere+"\nFlags:\n", stderr); !ok {
 		return code
 	}
-	if fl.NArg() != 1 {
-		fmt.Fprintln(stderr, "baton publish: give one process name")
+	if fl.NArg() == 0 {
+		fmt.Fprintln(stderr, "baton publish: give at least one process name")
 		return 2
 	}
 	ctx := context.Background()
@@ -124,20 +142,71 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer closeStore()
-	name := fl.Arg(0)
-	if len(roles) > 0 {
-		if err := reg.Bind(ctx, name, roles); err != nil {
-			fmt.Fprintf(stderr, "baton publish: %v\n", err)
-			return 1
-		}
-	}
-	pv, err := reg.Publish(ctx, name, rf.by, sameName)
+	names, err := reg.OrderDrafts(ctx, fl.Args())
 	if err != nil {
 		fmt.Fprintf(stderr, "baton publish: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "Published %s v%d (sha256:%s)\n", pv.Name, pv.Version, pv.Hash)
-	return 0
+	if err := bindRoles(ctx, reg, names, roles); err != nil {
+		fmt.Fprintf(stderr, "baton publish: %v\n", err)
+		return 1
+	}
+	status := 0
+	for _, name := range names {
+		pv, err := reg.Publish(ctx, name, rf.by, sameName)
+		if err != nil {
+			fmt.Fprintf(stderr, "baton publish: %v\n", err)
+			status = 1
+			continue
+		}
+		fmt.Fprintf(stdout, "Published %s v%d (sha256:%s)\n", pv.Name, pv.Version, pv.Hash)
+		for _, c := range pv.Children {
+			fmt.Fprintf(stdout, "    %s runs %s v%d\n", c.Step, c.Process, c.Version)
+		}
+	}
+	return status
+}
+
+// bindRoles binds --role bindings: all of them in a single draft, as
+// Bind does, or in several, each role in every draft that has it, refusing
+// a role none has.
+func bindRoles(ctx context.Context, reg *gateway.Registry, names []string, roles map[string]string) error {
+	if len(roles) == 0 {
+		return nil
+	}
+	if len(names) == 1 {
+		return reg.Bind(ctx, names[0], roles)
+	}
+	used := map[string]bool{}
+	for _, name := range names {
+		has, err := reg.DraftRoles(ctx, name)
+		if err != nil {
+			continue // publishing it says why
+		}
+		bind := map[string]string{}
+		for _, role := range has {
+			if g, ok := roles[role]; ok {
+				bind[role] = g
+				used[role] = true
+			}
+		}
+		if len(bind) > 0 {
+			if err := reg.Bind(ctx, name, bind); err != nil {
+				return err
+			}
+		}
+	}
+	var unused []string
+	for role := range roles {
+		if !used[role] {
+			unused = append(unused, role)
+		}
+	}
+	if len(unused) > 0 {
+		sort.Strings(unused)
+		return fmt.Errorf("no draft of %s has role %s", strings.Join(names, ", "), strings.Join(unused, ", "))
+	}
+	return nil
 }
 
 func runProcesses(args []string, stdout, stderr io.Writer) int {
@@ -161,6 +230,9 @@ func runProcesses(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, pv := range list {
 		fmt.Fprintf(stdout, "%s\tv%d\tsha256:%s\t%s\n", pv.Name, pv.Version, pv.Hash, pv.PublishedAt.Format("2006-01-02 15:04"))
+		for _, c := range pv.Children {
+			fmt.Fprintf(stdout, "    %s runs %s v%d\n", c.Step, c.Process, c.Version)
+		}
 	}
 	return 0
 }

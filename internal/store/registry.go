@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-run/baton/interpreter"
 )
 
 // Draft is an imported process not yet published: its source, the parsed
@@ -25,13 +27,16 @@ type Draft struct {
 
 // ProcessVersion is a published version of a process. It never changes.
 type ProcessVersion struct {
-	Org         string
-	Name        string
-	Version     int
-	Hash        string
-	Source      string
-	Definition  json.RawMessage
-	Roles       map[string]string
+	Org        string
+	Name       string
+	Version    int
+	Hash       string
+	Source     string
+	Definition json.RawMessage
+	Roles      map[string]string
+	// Children binds each process step to the child version it runs
+	// (baton-subprocess-1); empty without process steps.
+	Children    interpreter.Bindings
 	PublishedBy string
 	PublishedAt time.Time
 }
@@ -64,10 +69,10 @@ WITH draft AS (
     DELETE FROM process_drafts WHERE org = $1 AND name = $2
     RETURNING org, name, hash, source, definition, roles
 )
-INSERT INTO process_versions (org, name, version, hash, source, definition, roles, published_by)
+INSERT INTO process_versions (org, name, version, hash, source, definition, roles, children, published_by)
 SELECT org, name,
        (SELECT coalesce(max(version), 0) + 1 FROM process_versions WHERE org = $1 AND name = $2),
-       hash, source, definition, roles, $3
+       hash, source, definition, roles, $4, $3
 FROM draft
 RETURNING ` + versionColumns
 
@@ -90,7 +95,7 @@ FROM process_versions WHERE org = $1 AND name > $2
 ORDER BY name, version DESC
 LIMIT $3`
 
-	versionColumns = `org, name, version, hash, source, definition, roles, published_by, published_at`
+	versionColumns = `org, name, version, hash, source, definition, roles, children, published_by, published_at`
 )
 
 // PutDraft stores d as the draft of its process, replacing an earlier draft.
@@ -145,16 +150,20 @@ func (s *Store) SetDraftRoles(ctx context.Context, q Querier, org, name string, 
 }
 
 // Publish turns the draft of a process into its next version (1 for the
-// first) and removes the draft. ErrNotFound when there is no draft.
-// Checking that every role is bound is the caller's job.
-func (s *Store) Publish(ctx context.Context, q Querier, org, name, by string) (ProcessVersion, error) {
+// first), with the given child bindings, and removes the draft.
+// ErrNotFound when there is no draft. Checking that every role is bound
+// and binding the children are the caller's job.
+func (s *Store) Publish(ctx context.Context, q Querier, org, name, by string, children interpreter.Bindings) (ProcessVersion, error) {
+	if children == nil {
+		children = interpreter.Bindings{}
+	}
 	var v ProcessVersion
 	err := inTx(ctx, s.q(q), func(tx pgx.Tx) error {
 		var locked string
 		if err := tx.QueryRow(ctx, sqlLockProcess, org, name).Scan(&locked); err != nil {
 			return err
 		}
-		rows, _ := tx.Query(ctx, sqlPublishDraft, org, name, by)
+		rows, _ := tx.Query(ctx, sqlPublishDraft, org, name, by, children)
 		var err error
 		v, err = pgx.CollectExactlyOneRow(rows, scanVersion)
 		return err
@@ -230,6 +239,6 @@ func (s *Store) ListProcesses(ctx context.Context, org string, limit int, cur st
 
 func scanVersion(row pgx.CollectableRow) (ProcessVersion, error) {
 	var v ProcessVersion
-	err := row.Scan(&v.Org, &v.Name, &v.Version, &v.Hash, &v.Source, &v.Definition, &v.Roles, &v.PublishedBy, &v.PublishedAt)
+	err := row.Scan(&v.Org, &v.Name, &v.Version, &v.Hash, &v.Source, &v.Definition, &v.Roles, &v.Children, &v.PublishedBy, &v.PublishedAt)
 	return v, err
 }

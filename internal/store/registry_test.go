@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/interpreter"
 )
 
 func TestRegistry(t *testing.T) {
@@ -17,7 +18,7 @@ func TestRegistry(t *testing.T) {
 	draft := store.Draft{Org: org, Name: "supplier-onboarding", Source: "# Supplier onboarding v1",
 		Definition: def, Hash: "h1", ImportedBy: "u_ops"}
 
-	if _, err := b.store.Publish(b.ctx, nil, org, draft.Name, "u_ops"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := b.store.Publish(b.ctx, nil, org, draft.Name, "u_ops", nil); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("publish without a draft: err = %v, want ErrNotFound", err)
 	}
 	if _, err := b.store.LatestVersion(b.ctx, org, draft.Name); !errors.Is(err, store.ErrNotFound) {
@@ -33,7 +34,7 @@ func TestRegistry(t *testing.T) {
 	if err != nil || d.Roles["finance-approver"] != "g_finance" || d.Hash != "h1" {
 		t.Fatalf("GetDraft = %+v, %v", d, err)
 	}
-	v1, err := b.store.Publish(b.ctx, nil, org, draft.Name, "u_ops")
+	v1, err := b.store.Publish(b.ctx, nil, org, draft.Name, "u_ops", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,13 +49,14 @@ func TestRegistry(t *testing.T) {
 	if err := b.store.PutDraft(b.ctx, nil, draft); err != nil {
 		t.Fatal(err)
 	}
-	v2, err := b.store.Publish(b.ctx, nil, org, draft.Name, "u_ops")
-	if err != nil || v2.Version != 2 || v2.Hash != "h2" {
+	children := interpreter.Bindings{{Step: "screen", Process: "screening", Version: 3, Hash: "hs", Initiator: true}}
+	v2, err := b.store.Publish(b.ctx, nil, org, draft.Name, "u_ops", children)
+	if err != nil || v2.Version != 2 || v2.Hash != "h2" || !slices.Equal(v2.Children, children) {
 		t.Fatalf("second publish = %+v, %v", v2, err)
 	}
 
 	latest, err := b.store.GetVersion(b.ctx, org, draft.Name, 0)
-	if err != nil || latest.Version != 2 {
+	if err != nil || latest.Version != 2 || !slices.Equal(latest.Children, children) {
 		t.Fatalf("latest = %+v, %v", latest, err)
 	}
 	if n, err := b.store.LatestVersion(b.ctx, org, draft.Name); err != nil || n != 2 {
@@ -64,7 +66,7 @@ func TestRegistry(t *testing.T) {
 		t.Fatalf("latest version in another organization: err = %v, want ErrNotFound", err)
 	}
 	first, err := b.store.GetVersion(b.ctx, org, draft.Name, 1)
-	if err != nil || first.Source != "# Supplier onboarding v1" {
+	if err != nil || first.Source != "# Supplier onboarding v1" || first.Children == nil || len(first.Children) != 0 {
 		t.Fatalf("version 1 = %+v, %v", first, err)
 	}
 	if _, err := b.store.GetVersion(b.ctx, org, draft.Name, 3); !errors.Is(err, store.ErrNotFound) {
@@ -75,7 +77,7 @@ func TestRegistry(t *testing.T) {
 		if err := b.store.PutDraft(b.ctx, nil, store.Draft{Org: org, Name: name, Source: "#", Definition: def, Hash: "h", ImportedBy: "u_ops"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.store.Publish(b.ctx, nil, org, name, "u_ops"); err != nil {
+		if _, err := b.store.Publish(b.ctx, nil, org, name, "u_ops", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -115,7 +117,7 @@ func BenchmarkLatestVersion(b *testing.B) {
 	if err := s.store.PutDraft(s.ctx, nil, store.Draft{Org: org, Name: "large", Source: src, Definition: def, Hash: "h", ImportedBy: "u_ops"}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := s.store.Publish(s.ctx, nil, org, "large", "u_ops"); err != nil {
+	if _, err := s.store.Publish(s.ctx, nil, org, "large", "u_ops", nil); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("number", func(b *testing.B) {

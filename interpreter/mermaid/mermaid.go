@@ -11,7 +11,7 @@
 //   - every step as one node, its shape and class by kind: agent a
 //     rectangle, task a rounded box, approve a rhombus, wait and wait_until a
 //     hexagon, wait_for a flag, finish a stadium naming the outcome, parallel
-//     a trapezoid; the label gives the step id, who or what it waits for,
+//     a trapezoid, process a subroutine box; the label gives the step id, who or what it waits for,
 //     due, timeout, check questions and tools;
 //   - next routes as solid arrows, labelled with their when text, an
 //     approval's next labelled "approved";
@@ -20,7 +20,11 @@
 //   - on_timeout as dashed arrows labelled with the timeout (a wait_for
 //     with a timeout and no on_timeout labels its next "event or timeout");
 //   - each parallel branch as a subgraph, its join edges to a join node
-//     from which the parallel step's next leaves.
+//     from which the parallel step's next leaves;
+//   - a process step (baton-subprocess-1) as a sub-process node naming
+//     the child, its bound version when known, and for_each and
+//     concurrency; its on_outcome routes as dashed arrows labelled with
+//     the outcome.
 //
 // Step ids are not used as Mermaid node ids (a step may be called "end",
 // which Mermaid reserves): nodes are "st_" and the id with dashes as
@@ -46,6 +50,7 @@ var classDefs = []struct{ name, style string }{
 	{"wait_until", "fill:#f3e8ff,stroke:#7e22ce"},
 	{"wait_for", "fill:#f3e8ff,stroke:#7e22ce"},
 	{"parallel", "fill:#e0f2fe,stroke:#0369a1"},
+	{"process", "fill:#fce7f3,stroke:#be185d"},
 	{"join", "fill:#e0f2fe,stroke:#0369a1"},
 	{"finish", "fill:#e5e7eb,stroke:#111827,stroke-width:2px"},
 	{"rejected", "fill:#fee2e2,stroke:#b91c1c,stroke-width:2px"},
@@ -55,6 +60,7 @@ var classDefs = []struct{ name, style string }{
 const (
 	rejectStyle  = "stroke:#b91c1c"
 	timeoutStyle = "stroke:#c2410c"
+	outcomeStyle = "stroke:#be185d"
 )
 
 type edgeKind int
@@ -63,6 +69,7 @@ const (
 	edgeNext edgeKind = iota
 	edgeReject
 	edgeTimeout
+	edgeOutcome
 )
 
 type edge struct {
@@ -70,8 +77,17 @@ type edge struct {
 	kind            edgeKind
 }
 
+// Options adjusts Flowchart.
+type Options struct {
+	// Children are the process steps' bindings of a published version;
+	// a process node then names the bound version. Default nil: the
+	// version as written, or none.
+	Children interpreter.Bindings
+}
+
 type chart struct {
 	p      *interpreter.Process
+	opts   Options
 	ids    map[string]string // step id -> node id
 	branch map[string]string // branch step id -> its parallel step id
 	b      strings.Builder
@@ -84,8 +100,11 @@ const rejectedEnd = "rejected_end"
 
 // Flowchart returns the Mermaid flowchart of p, which must have been
 // parsed and validated (interpreter.Parse), ending with a newline.
-func Flowchart(p *interpreter.Process) string {
-	c := &chart{p: p, ids: nodeIDs(p), branch: branches(p), used: map[string]bool{}}
+func Flowchart(p *interpreter.Process, opts *Options) string {
+	if opts == nil {
+		opts = &Options{}
+	}
+	c := &chart{p: p, opts: *opts, ids: nodeIDs(p), branch: branches(p), used: map[string]bool{}}
 	fmt.Fprintf(&c.b, "---\ntitle: %s\n---\nflowchart TD\n", p.Name)
 	c.def(1, "start", "((", quote("start"), "))", "start")
 	c.nodes()
@@ -232,6 +251,8 @@ func (c *chart) node(indent int, s *interpreter.Step) {
 		left, right = "([", "])"
 	case interpreter.KindParallel:
 		left, right = "[/", `\]`
+	case interpreter.KindProcess:
+		left, right = "[[", "]]"
 	}
 	c.def(indent, c.ids[s.ID], left, quote(c.label(s)...), right, string(s.Kind))
 }
@@ -255,6 +276,8 @@ func (c *chart) label(s *interpreter.Step) []string {
 		}
 	case interpreter.KindFinish:
 		lines = append(lines, "outcome: "+s.Text)
+	case interpreter.KindProcess:
+		lines = append(lines, c.processLines(s)...)
 	}
 	if s.Due != nil {
 		lines = append(lines, "due "+s.Due.Text)
@@ -273,6 +296,25 @@ func (c *chart) label(s *interpreter.Step) []string {
 	return lines
 }
 
+// processLines are a process step's label lines: the child and its
+// version, for_each and concurrency.
+func (c *chart) processLines(s *interpreter.Step) []string {
+	child := "process · " + s.Text
+	if b, ok := c.opts.Children.For(s.ID); ok && b.Version > 0 {
+		child += " v" + strconv.Itoa(b.Version)
+	} else if s.Call != nil && s.Call.Version > 0 {
+		child += " v" + strconv.Itoa(s.Call.Version)
+	}
+	lines := []string{child}
+	if s.Call != nil && s.Call.ForEach != "" {
+		lines = append(lines, "for each "+s.Call.ForEach)
+		if s.Call.Concurrency > 0 {
+			lines = append(lines, fmt.Sprintf("at most %d at once", s.Call.Concurrency))
+		}
+	}
+	return lines
+}
+
 func plural(n int) string {
 	if n == 1 {
 		return ""
@@ -281,7 +323,7 @@ func plural(n int) string {
 }
 
 // collectEdges gathers the edges in step order: start, then each step's
-// next routes, on_timeout and on_reject.
+// next routes, on_timeout, on_outcome and on_reject.
 func (c *chart) collectEdges() {
 	if len(c.p.Steps) > 0 {
 		c.edges = append(c.edges, edge{from: "start", to: c.ids[c.p.Steps[0].ID]})
@@ -299,6 +341,11 @@ func (c *chart) collectEdges() {
 		}
 		if s.OnTimeout != "" {
 			c.edges = append(c.edges, edge{from: from, to: c.target(s, s.OnTimeout), label: "timeout " + s.Timeout.Text, kind: edgeTimeout})
+		}
+		if s.Call != nil {
+			for _, r := range s.Call.OnOutcome {
+				c.edges = append(c.edges, edge{from: from, to: c.ids[r.To], label: r.Outcome, kind: edgeOutcome})
+			}
 		}
 		if s.Kind == interpreter.KindApprove {
 			to := rejectedEnd
@@ -336,7 +383,7 @@ func (c *chart) nextLabel(s *interpreter.Step, r interpreter.Route) string {
 // writeEdges writes the edges, then colours the reject and timeout ones
 // (linkStyle counts edges in the order written).
 func (c *chart) writeEdges() {
-	var rejects, timeouts []string
+	var rejects, timeouts, outcomes []string
 	for i, e := range c.edges {
 		arrow := "-->"
 		if e.kind != edgeNext {
@@ -351,6 +398,8 @@ func (c *chart) writeEdges() {
 			rejects = append(rejects, strconv.Itoa(i))
 		case edgeTimeout:
 			timeouts = append(timeouts, strconv.Itoa(i))
+		case edgeOutcome:
+			outcomes = append(outcomes, strconv.Itoa(i))
 		}
 	}
 	if len(rejects) > 0 {
@@ -358,6 +407,9 @@ func (c *chart) writeEdges() {
 	}
 	if len(timeouts) > 0 {
 		c.line(1, "linkStyle "+strings.Join(timeouts, ",")+" "+timeoutStyle)
+	}
+	if len(outcomes) > 0 {
+		c.line(1, "linkStyle "+strings.Join(outcomes, ",")+" "+outcomeStyle)
 	}
 }
 

@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/ f
 // example uses registered as examples/tools.yaml registers them.
 func offer() *interpreter.Offer {
 	o := interpreter.DefaultOffer()
-	o.Profiles = append(o.Profiles, interpreter.ProfileCheck, interpreter.ProfileTools)
+	o.Profiles = append(o.Profiles, interpreter.ProfileCheck, interpreter.ProfileTools, interpreter.ProfileSubprocess)
 	o.ToolCatalog = &interpreter.ToolCatalog{Tools: []interpreter.CatalogTool{
 		{Server: "crm", Tool: "get_customer", Policy: interpreter.PolicyRead, Idempotency: interpreter.IdempotencyByKey},
 		{Server: "crm", Tool: "create_ticket", Policy: interpreter.PolicyWrite, Idempotency: interpreter.IdempotencyByKey},
@@ -57,8 +57,16 @@ func processes(t *testing.T) map[string]*interpreter.Process {
 		t.Fatal(err)
 	}
 	out["all-kinds"] = parse(t, src)
-	if len(out) != 14 {
-		t.Fatalf("%d processes, want the twelve fixtures, refund and all-kinds", len(out))
+	// The RFP example's three processes (baton-subprocess-1).
+	for _, name := range []string{"rfp", "supplier-screening", "contract-review"} {
+		src, err := os.ReadFile(filepath.Join("..", "..", "examples", "rfp", name, "PROCESS.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["rfp-"+name] = parse(t, src)
+	}
+	if len(out) != 17 {
+		t.Fatalf("%d processes, want the twelve fixtures, refund, all-kinds and the RFP example's three", len(out))
 	}
 	return out
 }
@@ -68,7 +76,7 @@ func processes(t *testing.T) map[string]*interpreter.Process {
 func TestFlowchartGolden(t *testing.T) {
 	for name, p := range processes(t) {
 		t.Run(name, func(t *testing.T) {
-			got := mermaid.Flowchart(p)
+			got := mermaid.Flowchart(p, nil)
 			golden := filepath.Join("testdata", name+".mmd")
 			if *update {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -88,7 +96,7 @@ func TestFlowchartGolden(t *testing.T) {
 }
 
 var (
-	nodeDef  = regexp.MustCompile(`^\s*(\w+)(\[/|\[\\|\(\[|\(\(|\{\{|[\[({>])"`)
+	nodeDef  = regexp.MustCompile(`^\s*(\w+)(\[\[|\[/|\[\\|\(\[|\(\(|\{\{|[\[({>])"`)
 	edgeLine = regexp.MustCompile(`^\s*(\w+) (-->|-\.->)(?:\|"([^"]*)"\|)? (\w+)$`)
 )
 
@@ -141,7 +149,7 @@ func node(id string) string { return "st_" + strings.ReplaceAll(id, "-", "_") }
 func TestFlowchartCoversTheProcess(t *testing.T) {
 	for name, p := range processes(t) {
 		t.Run(name, func(t *testing.T) {
-			c := read(t, mermaid.Flowchart(p))
+			c := read(t, mermaid.Flowchart(p, nil))
 			want := 1 // start
 			for _, s := range p.Steps {
 				if n := c.count[node(s.ID)]; n != 1 {
@@ -178,6 +186,14 @@ func TestFlowchartCoversTheProcess(t *testing.T) {
 						t.Errorf("no on_timeout edge from %s", s.ID)
 					}
 				}
+				if s.Call != nil {
+					for _, r := range s.Call.OnOutcome {
+						want++
+						if !c.has(from, "-.->", r.Outcome, node(r.To)) {
+							t.Errorf("no on_outcome edge %s from %s to %s", r.Outcome, s.ID, r.To)
+						}
+					}
+				}
 				if s.Kind == interpreter.KindApprove {
 					want++
 					to := "rejected_end"
@@ -204,7 +220,7 @@ func TestFlowchartCoversTheProcess(t *testing.T) {
 // Each branch of major-incident is a subgraph holding its steps, and each
 // joins the join node, from which the parallel step continues.
 func TestFlowchartBranches(t *testing.T) {
-	c := read(t, mermaid.Flowchart(processes(t)["major-incident"]))
+	c := read(t, mermaid.Flowchart(processes(t)["major-incident"], nil))
 	for _, b := range []string{"operations", "security", "communications"} {
 		if got := c.nodes[node(b)]; got != "br_"+b {
 			t.Errorf("step %s is in subgraph %q, want br_%s", b, got, b)
@@ -245,7 +261,7 @@ steps:
     finish: other
 ---
 `))
-	out := mermaid.Flowchart(p)
+	out := mermaid.Flowchart(p, nil)
 	for _, want := range []string{
 		`st_end["end<br/>agent"]:::agent`,
 		`st_a_b(["a-b<br/>outcome: done"]):::finish`,
@@ -261,5 +277,32 @@ steps:
 		if f := strings.Fields(l); len(f) > 0 && f[0] == "end" && strings.TrimSpace(l) != "end" {
 			t.Errorf("a line starts with the keyword end: %q", l)
 		}
+	}
+}
+
+// A published version's bindings name the child's version on its node; a
+// version written in the step shows without them.
+func TestFlowchartProcessVersion(t *testing.T) {
+	p := processes(t)["rfp-rfp"]
+	bound := interpreter.Bindings{{Step: "screen_each", Process: "supplier-screening", Version: 3}, {Step: "legal", Process: "contract-review", Version: 12}}
+	out := mermaid.Flowchart(p, &mermaid.Options{Children: bound})
+	for _, want := range []string{`[["screen_each<br/>process · supplier-screening v3<br/>`, `[["legal<br/>process · contract-review v12"]]`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("chart lacks %s:\n%s", want, out)
+		}
+	}
+	pinned := parse(t, []byte(`---
+name: pinned
+description: Pins its child.
+steps:
+  - id: run
+    process: contract-review
+    version: 2
+  - id: done
+    finish: done
+---
+`))
+	if out := mermaid.Flowchart(pinned, nil); !strings.Contains(out, `process · contract-review v2"]]`) {
+		t.Errorf("a written version is not shown:\n%s", out)
 	}
 }
