@@ -46,6 +46,11 @@ URL, the Temporal UI URL and dev tokens for an agent, a person and an
 operator. Ctrl-C stops it. With --listen beyond loopback the password-less
 sign-in (inbox and OAuth) is off: the printed tokens still work.
 
+The gateway listens on 127.0.0.1:8080, Temporal on 7233 and its UI on 8233
+by default; a default port that is taken gives way to a free one, and baton
+dev says so. A port named by a flag must be free. Another baton dev needs
+only its own --data (each working folder has its own .baton).
+
 Flags (flags win over environment variables, which win over defaults):
 `
 
@@ -56,6 +61,9 @@ type devConfig struct {
 	temporalPort, uiPort            int
 	processes                       listFlag
 	roles                           roleFlag
+	// ports records which fixed ports were named and which defaults gave
+	// way to free ones.
+	ports devPorts
 	// clientMetadataRoots verify the servers of client ID metadata
 	// documents; nil means the system's. Not a flag: tests set it.
 	clientMetadataRoots *x509.CertPool
@@ -69,8 +77,8 @@ func devFlags(fl *flag.FlagSet, cfg *devConfig) {
 	stringFlag(fl, &cfg.temporalStore, "temporal-store", "", "where Temporal keeps its state: postgres (databases --temporal-database and --temporal-database_visibility beside Baton's) or sqlite (DATA/temporal.db); default postgres, or sqlite for a data folder that has a temporal.db")
 	stringFlag(fl, &cfg.temporalDatabase, "temporal-database", temporaldev.DefaultPostgresDatabase, "Temporal's database with --temporal-store postgres; two baton dev sharing one --database-url server need one each")
 	stringFlag(fl, &cfg.databaseURL, "database-url", "", "use this PostgreSQL instead of a private one")
-	intFlag(fl, &cfg.temporalPort, "temporal-port", 7233, "Temporal frontend port; 0 for a free one")
-	intFlag(fl, &cfg.uiPort, "ui-port", 8233, "Temporal Web UI port; 0 for none")
+	intFlag(fl, &cfg.temporalPort, "temporal-port", defaultDevTemporalPort, "Temporal frontend port; 0 for a free one (the default gives way to one when taken)")
+	intFlag(fl, &cfg.uiPort, "ui-port", defaultDevUIPort, "Temporal Web UI port; -1 for a free one, 0 for none (the default gives way to a free one when taken)")
 	fl.Var(&cfg.processes, "processes", "[ORG=]DIR: process folder (or folder of process folders) to publish into organization ORG (default --org); repeatable")
 	fl.Var(cfg.roles, "role", "bind ROLE=GROUP when publishing; repeatable")
 }
@@ -88,6 +96,7 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "baton dev: unexpected arguments %q\n", fl.Args())
 		return 2
 	}
+	cfg.ports.given = givenFlags(fl)
 	if _, err := temporalStore(cfg.temporalStore, ""); err != nil {
 		fmt.Fprintf(stderr, "baton dev: %v\n", err)
 		return 2
@@ -133,6 +142,14 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return fmt.Errorf("create data folder: %w", err)
 	}
+	unlockData, err := lockData(data)
+	if err != nil {
+		return err
+	}
+	defer unlockData()
+	if err := cfg.ports.resolve(&cfg); err != nil {
+		return err
+	}
 
 	obs, err := cfg.observe(ctx, log)
 	if err != nil {
@@ -165,7 +182,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	// Before the server: it starts workers of its own, and the first
 	// worker in a process fixes the size of the cache they all share.
 	sizeWorkflowCache(cfg.workflowCache)
-	tsrv, err := temporaldev.Start(ctx, topts)
+	tsrv, err := cfg.startTemporal(ctx, topts, log)
 	if err != nil {
 		return fmt.Errorf("start Temporal: %w", err)
 	}
@@ -181,9 +198,9 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 	}
 	defer c.Close()
 
-	ln, err := net.Listen("tcp", cfg.listen)
+	ln, err := cfg.ports.listen(&cfg)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
+		return err
 	}
 	defer ln.Close()
 	baseURL := listenURL(cfg.listen, ln)
@@ -281,6 +298,7 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		agentTok, _ := issuer.Issue(auth.Identity{ID: "a_dev", Kind: auth.KindAgent}, 30*24*time.Hour)
 		personTok, _ := issuer.Issue(auth.Identity{ID: "dev@example.com", Kind: auth.KindPerson, Groups: gs}, 30*24*time.Hour)
 		opTok, _ := issuer.Issue(auth.Identity{ID: "u_ops", Kind: auth.KindOperator, Groups: []string{interpreter.DefaultOperators}}, 30*24*time.Hour)
+		cfg.ports.print(stdout, baseURL, tsrv.FrontendAddress(), tsrv.UIAddress())
 		fmt.Fprintf(stdout, "Check evaluator: %s\n", cfg.evaluator.describe())
 		fmt.Fprintf(stdout, "Temporal UI: %s\n", tsrv.UIAddress())
 		fmt.Fprintf(stdout, "Temporal frontend: %s (namespace %s, state in %s)\n", tsrv.FrontendAddress(), tsrv.Namespace(), store)
@@ -299,6 +317,27 @@ func dev(ctx context.Context, cfg devConfig, stdout io.Writer, log *slog.Logger)
 		}
 		fmt.Fprintf(stdout, "MCP: %s\n", resource)
 	})
+}
+
+// startTemporal starts baton dev's Temporal server on the ports of topts.
+// While a default port is in play, this user's baton dev processes take
+// turns (portsLock), and a default taken since it was checked gives way
+// to a free port.
+func (cfg *devConfig) startTemporal(ctx context.Context, topts *temporaldev.Options, log *slog.Logger) (*temporaldev.Server, error) {
+	if cfg.ports.defaultsInPlay(cfg) {
+		unlock := portsLock(func(msg string) { log.Info(msg) })
+		defer unlock()
+		if err := cfg.ports.resolve(cfg); err != nil {
+			return nil, err
+		}
+		topts.FrontendPort, topts.UIPort = cfg.temporalPort, cfg.uiPort
+	}
+	tsrv, err := temporaldev.Start(ctx, topts)
+	if cfg.ports.temporalTaken(cfg, err) {
+		topts.FrontendPort, topts.UIPort = cfg.temporalPort, cfg.uiPort
+		tsrv, err = temporaldev.Start(ctx, topts)
+	}
+	return tsrv, err
 }
 
 // devSignInOff says why baton dev offers no sign-in.
