@@ -66,7 +66,7 @@ func sha256Sum(b []byte) []byte {
 // MaxEvidence is the most evidence items one submit or decide may carry.
 // A longer list is invalid before anything else is read, with the issue
 // "evidence: over 64 items". describe cannot publish it: core-2's describe
-// result allows no other field in limits. README and docs/design.md do.
+// result allows no other field in limits. docs/production.md does.
 const MaxEvidence = 64
 
 // checkEvidence verifies the file items of an evidence list (spec §5) and

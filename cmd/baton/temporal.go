@@ -28,7 +28,7 @@ and brought up to this server's schema version on every start. Or, with
 --file, in a SQLite file.
 
 This is for running Baton as several processes on one machine (baton worker
-and baton gateway beside it: see "Outgrowing one process" in the README).
+and baton gateway beside it: see docs/production.md, "From one process to many").
 A deployment across machines runs Temporal's own server or Temporal Cloud.
 
 Flags (flags win over environment variables, which win over defaults):
