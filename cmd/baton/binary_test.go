@@ -81,6 +81,8 @@ type binDev struct {
 	out     *syncBuffer
 	errOut  *syncBuffer
 	done    chan error
+	dir     string
+	args    []string
 	printed string
 	// From the printed lines.
 	mcpURL, inboxURL, uiURL, frontend string
@@ -91,7 +93,16 @@ type binDev struct {
 // its MCP URL. It is stopped (SIGTERM) when the test ends.
 func startBinaryDev(t *testing.T, bin, dir string, args ...string) *binDev {
 	t.Helper()
-	d := &binDev{out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan error, 1)}
+	d := launchBinaryDev(t, bin, dir, args...)
+	d.await(t)
+	return d
+}
+
+// launchBinaryDev runs the binary with args in dir; await waits until it is
+// ready. It is stopped (SIGTERM) when the test ends.
+func launchBinaryDev(t *testing.T, bin, dir string, args ...string) *binDev {
+	t.Helper()
+	d := &binDev{out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan error, 1), dir: dir, args: args}
 	d.cmd = exec.Command(bin, args...)
 	d.cmd.Dir, d.cmd.Env = dir, cleanEnv()
 	d.cmd.Stdout, d.cmd.Stderr = d.out, d.errOut
@@ -100,6 +111,14 @@ func startBinaryDev(t *testing.T, bin, dir string, args ...string) *binDev {
 	}
 	go func() { d.done <- d.cmd.Wait() }()
 	t.Cleanup(func() { d.stop(t) })
+	return d
+}
+
+// await waits until the process prints its MCP URL and reads what it
+// printed.
+func (d *binDev) await(t *testing.T) {
+	t.Helper()
+	dir, args := d.dir, d.args
 	mcpLine := regexp.MustCompile(`(?m)^MCP: (\S+)$`)
 	deadline := time.Now().Add(5 * time.Minute)
 	for !mcpLine.MatchString(d.out.String()) {
@@ -129,7 +148,6 @@ func startBinaryDev(t *testing.T, bin, dir string, args ...string) *binDev {
 	if d.agentToken == "" || d.uiURL == "" || d.frontend == "" {
 		t.Fatalf("baton dev printed no agent token, Temporal UI or frontend:\n%s", d.printed)
 	}
-	return d
 }
 
 // stop ends the process as Ctrl-C does and waits for it.

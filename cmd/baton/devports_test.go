@@ -10,15 +10,20 @@ import (
 	"time"
 )
 
-// Two `baton dev` started with no flag but the command, each in a folder of
-// its own, both serve: the second finds the first's default ports taken,
-// takes free ones and says so. A third in the first's folder stops at once,
-// naming the process that has the data folder, and the first goes on.
+// Two `baton dev` started at once with no flag but the command, each in a
+// folder of its own, both serve: a default port one of them (or another
+// process) holds, the other replaces by a free one and says so. A third in
+// the first's folder stops at once, naming the process that has the data
+// folder, and the first goes on.
 func TestDevTwoWithoutPortFlags(t *testing.T) {
+	t.Parallel()
 	bin := batonBinary(t)
 	dirA, dirB := openDir(t), openDir(t)
-	a := startBinaryDev(t, bin, dirA, "dev")
-	b := startBinaryDev(t, bin, dirB, "dev")
+	// Started at once: they claim the defaults in turn.
+	a := launchBinaryDev(t, bin, dirA, "dev")
+	b := launchBinaryDev(t, bin, dirB, "dev")
+	a.await(t)
+	b.await(t)
 
 	for name, d := range map[string]*binDev{"first": a, "second": b} {
 		if res := callTool(t, d.mcpURL, d.agentToken, "describe", map[string]any{}); res["ok"] != true {
@@ -29,9 +34,7 @@ func TestDevTwoWithoutPortFlags(t *testing.T) {
 		t.Fatalf("both serve on one address: MCP %s and %s, Temporal %s and %s, UI %s and %s",
 			a.mcpURL, b.mcpURL, a.frontend, b.frontend, a.uiURL, b.uiURL)
 	}
-	// The second finds every default taken, by the first or by another
-	// process, and says where it went; the first says so of a default it
-	// did not get.
+	// Each says where it went instead of a default it did not get.
 	for _, c := range []struct{ port, what, flag string }{
 		{"8080", "the gateway listens on", "--listen"},
 		{"7233", "Temporal's frontend is on", "--temporal-port"},

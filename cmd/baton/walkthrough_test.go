@@ -27,6 +27,7 @@ import (
 // the address the README gives. A change to the README that breaks the
 // walkthrough breaks this test.
 func TestReadmeWalkthrough(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the walkthrough uses %s, which is not installed: %v", tool, err)
