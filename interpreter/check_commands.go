@@ -135,6 +135,7 @@ func (c checkDone) apply(m *Machine, now time.Time) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.checkedAttempt(s.ID, verdict, now)
 	switch {
 	case s.Advisory || verdict.Verdict == VerdictPass:
 		trial := m.clone()

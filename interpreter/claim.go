@@ -78,6 +78,7 @@ func (c Claim) apply(m *Machine, now time.Time) (any, error) {
 	sr.State = StepClaimed
 	sr.Lease = &Lease{ID: c.LeaseID, Holder: c.Actor.ID, ExpiresAt: exp}
 	sr.Progress = ""
+	m.claimedAttempt(s.ID, now)
 	if len(s.Tools) > 0 {
 		m.stepTools(s.ID).Claims++
 	}

@@ -28,6 +28,7 @@ func (r *Run) clone() *Run {
 		c.Items[i] = &x
 	}
 	c.Held = slices.Clip(slices.Clone(r.Held))
+	c.Attempts = cloneAttempts(r.Attempts)
 	if r.Tools != nil {
 		c.Tools = make(map[string]*StepTools, len(r.Tools))
 		for id, st := range r.Tools {

@@ -103,6 +103,7 @@ func (c Decide) apply(m *Machine, now time.Time) (any, error) {
 		// handoff when they return it (profile-check §3).
 		check = it.Escalation.Check
 		sr.PendingCheck = nil
+		m.decidedAttempt(s.ID, it.Escalation, c.Decision)
 	}
 	switch c.Decision {
 	case DecisionCompleted:
@@ -222,6 +223,9 @@ func (m *Machine) rework(approval *Step, target string, now time.Time) {
 		after := (current && sr.DoneSeq > cutoff) || (sr.State.Open() && sr.AttemptSeq > cutoff)
 		if !after {
 			continue
+		}
+		if sr.State.Open() {
+			m.endAttempt(s, AttemptCancelled, ByServer, now)
 		}
 		m.retire(s.ID)
 		if it := m.openItem(s.ID); it != nil {

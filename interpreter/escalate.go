@@ -26,6 +26,7 @@ func (c Escalate) apply(m *Machine, now time.Time) (any, error) {
 	}
 	sr.State = StepWaiting
 	sr.Lease, sr.Progress = nil, ""
+	m.escalatedAttempt(s.ID, now)
 	m.openNewItem(s.ID, ItemEscalation, Assignee{Group: m.run.Operators}, &Escalation{Note: c.Note, By: c.Actor.ID, At: FormatTime(now)}, now)
 	m.refreshState()
 	m.touch(now)

@@ -24,6 +24,11 @@ type Listing struct {
 	// Final is the run view once the run has ended or been cancelled; it
 	// never changes after that. Nil while the run goes on.
 	Final json.RawMessage `json:"final,omitempty"`
+	// Attempts are the step attempts that changed since the host last
+	// wrote them (attempts.go); once these are stored, the host passes
+	// AttemptRev to AttemptsWritten.
+	Attempts   []Attempt `json:"attempts,omitempty"`
+	AttemptRev int64     `json:"attemptRev,omitempty"`
 }
 
 // ListingWork is one piece of open work: a ready agent step or an open
@@ -55,6 +60,7 @@ func (m *Machine) Listing(now time.Time) (*Listing, error) {
 		RunID: r.ID, Process: r.Process, Version: r.Version, State: string(r.State), Outcome: r.Outcome,
 		Mode: r.Mode, Inputs: r.Data.Inputs, StartedBy: r.StartedBy.ID, StartedAt: r.StartedAt,
 		UpdatedAt: m.updatedAt(now), Seq: r.Seq, Work: []ListingWork{},
+		Attempts: m.pendingAttempts(), AttemptRev: r.AttemptRev,
 	}
 	for _, w := range m.AgentWork(now) {
 		_, sr := m.stepRun(w.StepID)

@@ -22,6 +22,9 @@ type Machine struct {
 	// checking says the machine is Check's clone, whose result no one
 	// reads: its views are left empty.
 	checking bool
+	// attemptRepairs counts the attempts settleAttempts had to end or
+	// make after a command: none while every change goes through its hook.
+	attemptRepairs int
 }
 
 // branchRef places a step inside a parallel branch.
@@ -66,7 +69,10 @@ func Restore(proc *Process, state []byte) (*Machine, error) {
 	if r.Hash != proc.Hash {
 		return nil, fmt.Errorf("restore run %s: state pins process hash %s, got %s", r.ID, r.Hash, proc.Hash)
 	}
-	return newMachine(proc, &r), nil
+	m := newMachine(proc, &r)
+	// A state saved before attempts were recorded gets the open ones.
+	m.settleAttempts(r.UpdatedAt)
+	return m, nil
 }
 
 func newMachine(proc *Process, r *Run) *Machine {
@@ -137,6 +143,7 @@ func (m *Machine) Apply(cmd Command, now time.Time) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.attemptRepairs += c.settleAttempts(now)
 	m.run = c.run
 	m.effects = append(m.effects, c.effects...)
 	return res, nil
@@ -168,7 +175,11 @@ func (m *Machine) Clone() *Machine {
 // times passing, waits ending and wait_for timeouts. It reports whether
 // anything changed.
 func (m *Machine) Tick(now time.Time) bool {
-	return m.tick(now)
+	if !m.tick(now) {
+		return false
+	}
+	m.attemptRepairs += m.settleAttempts(now)
+	return true
 }
 
 func (m *Machine) tick(now time.Time) bool {
@@ -181,11 +192,13 @@ func (m *Machine) tick(now time.Time) bool {
 			// their deadline on (see View), so they are stamped with it.
 			if sr.State == StepClaimed && sr.Lease != nil && sr.Checking == "" && !now.Before(sr.Lease.ExpiresAt) {
 				m.changedAt(sr.Lease.ExpiresAt)
+				m.expiredAttempt(sr.ID)
 				m.expireLease(sr)
 				changed = true
 			}
 			if sr.State.Open() && sr.Due != nil && !sr.Overdue && !now.Before(*sr.Due) {
 				sr.Overdue = true
+				m.overdueAttempt(sr.ID, *sr.Due)
 				m.changedAt(*sr.Due)
 				m.notifyOverdue(s, sr)
 				changed = true
@@ -377,6 +390,7 @@ func (m *Machine) activate(id string, now time.Time) {
 		due := now.Add(s.Due.D)
 		sr.Due = &due
 	}
+	m.beginAttempt(s, sr, now)
 	switch s.Kind {
 	case KindAgent:
 		sr.State = StepReady
@@ -500,6 +514,7 @@ func (m *Machine) lookup(path string) (any, bool) {
 // complete records a completion of s (rec nil for steps that record
 // nothing) and marks it done.
 func (m *Machine) complete(s *Step, rec *Record, now time.Time) {
+	m.completeAttempt(s, rec, now)
 	_, sr := m.stepRun(s.ID)
 	if rec != nil {
 		m.record(s.ID, rec)
@@ -541,6 +556,7 @@ func (m *Machine) advance(s *Step, to string, now time.Time) {
 	if m.run.State.Over() || to == "" {
 		return
 	}
+	m.routeAttempt(s, to)
 	if to == Join {
 		m.join(s, now)
 		return
@@ -571,6 +587,7 @@ func (m *Machine) join(s *Step, now time.Time) {
 
 // failStep fails a step and so ends the run failed (spec §3.5).
 func (m *Machine) failStep(s *Step, note, by string, now time.Time) {
+	m.failAttempt(s, by, now)
 	_, sr := m.stepRun(s.ID)
 	n := note
 	m.record(s.ID, &Record{Decision: DecisionFailed, Note: &n, By: by, At: FormatTime(now)})
@@ -586,6 +603,7 @@ func (m *Machine) failStep(s *Step, note, by string, now time.Time) {
 // end ends the run: unfinished steps cancelled, work items removed, leases
 // dropped, held events discarded (spec §3.5, SPEC-DECISIONS §14).
 func (m *Machine) end(state RunState, outcome string, ended *Ended) {
+	m.endRunAttempts(ended)
 	for _, sr := range m.run.Steps {
 		if sr.State.Open() {
 			sr.State = StepCancelled

@@ -25,6 +25,7 @@ func (c NoteRefusal) apply(m *Machine, now time.Time) (any, error) {
 		sr.Handoff = &Handoff{}
 	}
 	sr.Handoff.Issues = append([]string(nil), c.Issues...)
+	m.refusedAttempt(c.StepID, c.Issues)
 	// The handoff of a claimed step shows in no view: keeping the issues
 	// changes nothing get_run answers (SPEC-DECISIONS §30).
 	return nil, nil

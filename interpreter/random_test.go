@@ -177,6 +177,7 @@ func checkInvariants(t *testing.T, m *Machine, now time.Time, after string) {
 		t.Helper()
 		t.Fatalf("after %s: "+format, append([]any{after}, args...)...)
 	}
+	checkAttempts(t, m, after)
 	if got, want := m.dataSize(), RunDataSize(&m.run.Data); got != want {
 		fail("run data measures %d bytes put together, %d encoded whole", got, want)
 	}

@@ -91,5 +91,6 @@ func StartRun(c Start, now time.Time) (*Machine, error) {
 	m.activate(c.Process.Steps[0].ID, now)
 	m.tick(now)
 	m.refreshState()
+	m.settleAttempts(now)
 	return m, nil
 }

@@ -340,4 +340,10 @@ type Run struct {
 	NextCheck int `json:"nextCheck,omitempty"`
 	// Tools holds, by step id, the baton-tools-1 profile's journal.
 	Tools map[string]*StepTools `json:"tools,omitempty"`
+	// Attempts are the open step attempts and those ended but not yet
+	// written (attempts.go); AttemptRev counts their changes, and
+	// AttemptsWritten is the AttemptRev the host last wrote.
+	Attempts        []*Attempt `json:"attempts,omitempty"`
+	AttemptRev      int64      `json:"attemptRev,omitempty"`
+	AttemptsWritten int64      `json:"attemptsWritten,omitempty"`
 }
