@@ -180,7 +180,7 @@ func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.
 			Handoff: w.Handoff, Item: w.Item,
 		}
 	}
-	applied, err := a.store.PublishRun(ctx, nil, &row, work, answer)
+	applied, err := a.store.PublishRun(ctx, nil, &row, work, answer, l.Attempts...)
 	span.SetAttributes(attribute.String("baton.run_id", l.RunID), attribute.Int64("baton.seq", l.Seq), attribute.Bool("baton.applied", applied))
 	if err == nil && applied {
 		a.observe(org, l, ans)

@@ -33,7 +33,7 @@ func (r *runner) publish(ctx workflow.Context, answer *Answered) bool {
 	now := workflow.Now(ctx)
 	run := r.m.Run()
 	var l *interpreter.Listing
-	if run.Seq != r.publishedSeq || !r.everPublished {
+	if run.Seq != r.publishedSeq || !r.everPublished || r.m.AttemptsPending() {
 		var err error
 		if l, err = r.m.Listing(now); err != nil {
 			workflow.GetLogger(ctx).Error("listing failed", "run", r.in.RunID, "error", err)
@@ -58,6 +58,7 @@ func (r *runner) publish(ctx workflow.Context, answer *Answered) bool {
 		return false
 	} else if l != nil {
 		r.publishedSeq, r.everPublished = l.Seq, true
+		r.m.AttemptsWritten(l.AttemptRev)
 	}
 	for _, e := range r.m.TakeEffects() {
 		e.Org = r.in.Org

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-run/baton/interpreter"
 )
 
 // RunRow is a run in the read model: what list_runs shows.
@@ -182,8 +184,10 @@ func (s *Store) UpsertRun(ctx context.Context, q Querier, row RunRow, work []Wor
 // published with a row that applied replaces the answer an earlier
 // attempt of the same workflow task recorded (see UpsertRun). When the
 // requestId is another call's, it returns ErrRequestIDReused and stores
-// nothing.
-func (s *Store) PublishRun(ctx context.Context, q Querier, row *RunRow, work []WorkRow, answer *Request) (applied bool, err error) {
+// nothing. The run's step attempts that changed (for insights) are written
+// in the same transaction, each guarded by its own rev (sqlUpsertAttempts),
+// so they are stored even when the row is not newer.
+func (s *Store) PublishRun(ctx context.Context, q Querier, row *RunRow, work []WorkRow, answer *Request, attempts ...interpreter.Attempt) (applied bool, err error) {
 	if row == nil {
 		if answer == nil {
 			return false, nil
@@ -241,6 +245,10 @@ func (s *Store) PublishRun(ctx context.Context, q Querier, row *RunRow, work []W
 		}
 		b.Queue(sqlRecordRunRequest, answer.Org, answer.RequestID, answer.Tool, answer.Digest, nullJSON(answer.Result), row.RunID, row.Seq)
 	}
+	withAttempts, err := queueAttempts(b, row, attempts)
+	if err != nil {
+		return false, err
+	}
 	br := s.q(q).SendBatch(ctx, b)
 	var seq int64
 	switch err = br.QueryRow().Scan(&seq); err {
@@ -253,6 +261,9 @@ func (s *Store) PublishRun(ctx context.Context, q Querier, row *RunRow, work []W
 		_, err = br.Exec()
 	}
 	if err == nil && answer != nil {
+		_, err = br.Exec()
+	}
+	if err == nil && withAttempts {
 		_, err = br.Exec()
 	}
 	if cerr := br.Close(); err == nil {
