@@ -45,11 +45,12 @@ var layoutRows = []layoutRow{
 	{
 		pkgs:     []string{"internal/store"},
 		kind:     production,
-		may:      []string{"interpreter", "internal/toolreg"},
+		may:      []string{"interpreter", "internal/toolreg", "internal/insights"},
 		never:    []string{"workflows", "activities/...", "gateway/..."},
 		external: []string{"go.temporal.io/..."},
 	},
 	{pkgs: []string{"internal/toolreg"}, kind: production, may: []string{"interpreter"}},
+	{pkgs: []string{"internal/insights"}, kind: production, may: []string{"interpreter"}, external: impure},
 	{pkgs: []string{"internal/telemetry"}, kind: production},
 	{
 		pkgs:  []string{"internal/drive"},
@@ -85,7 +86,7 @@ var layoutRows = []layoutRow{
 
 // sharedBelow is what the worker's activities and the gateway share, below
 // both.
-var sharedBelow = []string{"internal/store", "internal/toolreg", "internal/telemetry"}
+var sharedBelow = []string{"internal/store", "internal/toolreg", "internal/telemetry", "internal/insights"}
 
 // impure is what the interpreter and its sub-packages never depend on:
 // Temporal, SQL, HTTP, PostgreSQL's driver and MCP.

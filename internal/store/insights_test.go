@@ -1,0 +1,207 @@
+package store_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/baton-run/baton/internal/insights"
+	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/interpreter"
+)
+
+func mins(n int) time.Time { return t0.Add(time.Duration(n) * time.Minute) }
+
+func minsp(n int) *time.Time { t := mins(n); return &t }
+
+func publishAttempts(t *testing.T, b bundle, r store.RunRow, attempts ...interpreter.Attempt) {
+	t.Helper()
+	if _, err := b.store.PublishRun(b.ctx, nil, &r, nil, nil, attempts...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type storedAttempt struct {
+	State, Outcome string
+	Claims, Rev    int64
+}
+
+func readAttempt(t *testing.T, b bundle, org, runID, step string, seq int64) storedAttempt {
+	t.Helper()
+	var a storedAttempt
+	var outcome *string
+	err := b.store.Pool().QueryRow(b.ctx, `SELECT state, outcome, claims, rev FROM step_attempts
+		WHERE org = $1 AND run_id = $2 AND step_id = $3 AND attempt = $4`, org, runID, step, seq).Scan(&a.State, &outcome, &a.Claims, &a.Rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if outcome != nil {
+		a.Outcome = *outcome
+	}
+	return a
+}
+
+// Attempts are written with the run's row, each guarded by its rev: an
+// older write changes nothing, the same rev again overwrites (a workflow
+// task run again), and they are written even when the row is not newer.
+func TestPublishRunWritesAttemptsByRev(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := run("r_1", 3, t0, `{}`)
+	a := interpreter.Attempt{StepID: "draft", Seq: 1, Kind: interpreter.KindAgent, State: interpreter.StepClaimed, ReadyAt: t0, ClaimedAt: minsp(1), Claims: 1, Rev: 4}
+	publishAttempts(t, b, r, a)
+	if got := readAttempt(t, b, org, "r_1", "draft", 1); got != (storedAttempt{State: "claimed", Claims: 1, Rev: 4}) {
+		t.Fatalf("first write: %+v", got)
+	}
+	older := a
+	older.Claims, older.Rev, older.State = 0, 3, interpreter.StepReady
+	publishAttempts(t, b, r, older)
+	if got := readAttempt(t, b, org, "r_1", "draft", 1); got.Rev != 4 || got.Claims != 1 {
+		t.Fatalf("an older write overwrote: %+v", got)
+	}
+	// The same seq again (the row does not apply), a newer attempt rev.
+	ended := a
+	ended.State, ended.EndedAt, ended.Outcome, ended.EndedBy, ended.Rev = "", minsp(5), interpreter.AttemptDone, interpreter.ByAgent, 6
+	publishAttempts(t, b, r, ended)
+	if got := readAttempt(t, b, org, "r_1", "draft", 1); got != (storedAttempt{State: "ended", Outcome: "done", Claims: 1, Rev: 6}) {
+		t.Fatalf("a newer attempt with the same row: %+v", got)
+	}
+	again := ended
+	again.Claims = 2
+	publishAttempts(t, b, r, again)
+	if got := readAttempt(t, b, org, "r_1", "draft", 1); got.Claims != 2 {
+		t.Fatalf("the same rev again did not overwrite: %+v", got)
+	}
+}
+
+// insightsData publishes runs with known attempts: every figure of
+// Insights has a value worked out by hand in TestInsightsFigures.
+func insightsData(t *testing.T, b bundle) {
+	t.Helper()
+	row := func(org, id string, started time.Time, state, outcome, mode string, updated time.Time) store.RunRow {
+		r := run(id, 100, started, `{}`)
+		r.Org, r.Process, r.State, r.Outcome, r.Mode, r.UpdatedAt = org, "letters", state, outcome, mode, updated
+		return r
+	}
+	agent, approve := interpreter.KindAgent, interpreter.KindApprove
+	checks := func(cs ...interpreter.AttemptCheck) []interpreter.AttemptCheck { return cs }
+	res := func(vs ...interpreter.Verdict) []interpreter.Verdict { return vs }
+	pass, fail, unsure := interpreter.VerdictPass, interpreter.VerdictFail, interpreter.VerdictUnsure
+
+	// r1 ended: drafted by the agent after two refusals and a failed
+	// check, sent back by the reviewer, drafted again by a person after an
+	// unsure check, approved.
+	publishAttempts(t, b, row(org, "r1", t0, "ended", "sent", "live", mins(60)),
+		interpreter.Attempt{StepID: "draft", Seq: 1, Kind: agent, ReadyAt: t0, ClaimedAt: minsp(2), EndedAt: minsp(10),
+			Outcome: interpreter.AttemptDone, EndedBy: interpreter.ByAgent, Next: "review", Claims: 1, NotAccepted: 2,
+			Checks: checks(interpreter.AttemptCheck{Verdict: fail, Results: res(fail, pass)}, interpreter.AttemptCheck{Verdict: pass, Results: res(pass, pass)}), Rev: 1},
+		interpreter.Attempt{StepID: "review", Seq: 5, Kind: approve, ReadyAt: mins(10), EndedAt: minsp(30),
+			Outcome: interpreter.AttemptRework, EndedBy: interpreter.ByPerson, Next: "draft", Rev: 2},
+		interpreter.Attempt{StepID: "draft", Seq: 7, Kind: agent, ReadyAt: mins(30), ClaimedAt: minsp(34), EscalatedAt: minsp(35), EndedAt: minsp(50),
+			Outcome: interpreter.AttemptDone, EndedBy: interpreter.ByPerson, Next: "review", Claims: 1, Escalations: 1,
+			Checks: checks(interpreter.AttemptCheck{Verdict: unsure, Results: res(unsure, pass), Decision: "completed"}), Rev: 3},
+		interpreter.Attempt{StepID: "review", Seq: 9, Kind: approve, ReadyAt: mins(50), EndedAt: minsp(60),
+			Outcome: interpreter.AttemptDone, EndedBy: interpreter.ByPerson, Next: "done", Rev: 4})
+	// r2 open: its draft claimed twice, a lease ran out, overdue.
+	publishAttempts(t, b, row(org, "r2", mins(5), "active", "", "live", mins(65)),
+		interpreter.Attempt{StepID: "draft", Seq: 1, Kind: agent, State: interpreter.StepClaimed, ReadyAt: mins(5), ClaimedAt: minsp(6),
+			Due: minsp(65), OverdueAt: minsp(65), Claims: 2, LeaseExpiries: 1, Rev: 5})
+	// r3 cancelled while its draft was ready.
+	publishAttempts(t, b, row(org, "r3", mins(10), "cancelled", "", "live", mins(20)),
+		interpreter.Attempt{StepID: "draft", Seq: 1, Kind: agent, ReadyAt: mins(10), EndedAt: minsp(20),
+			Outcome: interpreter.AttemptCancelled, EndedBy: interpreter.ByPerson, Rev: 1})
+	// A test run, and another organization's run: neither counts.
+	for _, r := range []store.RunRow{row(org, "r4", mins(1), "active", "", "test", mins(1)), row("o_other", "r5", mins(1), "active", "", "live", mins(1))} {
+		publishAttempts(t, b, r, interpreter.Attempt{StepID: "draft", Seq: 1, Kind: agent, State: interpreter.StepReady, ReadyAt: mins(1), Rev: 1})
+	}
+}
+
+func f(v float64) *float64 { return &v }
+
+func TestInsightsFigures(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	insightsData(t, b)
+	now := mins(120)
+	in, err := b.store.Insights(b.ctx, org, "letters", &store.InsightsOptions{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.RecordedSince == nil || in.Since != now.Add(-30*24*time.Hour) || in.Until != now {
+		t.Fatalf("window %v–%v, recorded since %v", in.Since, in.Until, in.RecordedSince)
+	}
+	wantRuns := insights.Runs{Started: 3, Ended: 2, Open: 1,
+		Duration: insights.Durations{N: 2, Median: f(2100), P90: f(3300)},
+		Outcomes: []insights.OutcomeCount{
+			{Outcome: "cancelled", Count: 1, Duration: insights.Durations{N: 1, Median: f(600), P90: f(600)}},
+			{Outcome: "sent", Count: 1, Duration: insights.Durations{N: 1, Median: f(3600), P90: f(3600)}},
+		}}
+	if js(in.Runs) != js(wantRuns) {
+		t.Errorf("runs:\n got %s\nwant %s", js(in.Runs), js(wantRuns))
+	}
+	oldest := mins(5)
+	wantSteps := []insights.Step{{
+		Step: "draft", Kind: "agent", Attempts: 4, Ended: 3,
+		ReadyToClaimed:     insights.Durations{N: 3, Median: f(120), P90: f(216)},
+		ClaimedToDone:      insights.Durations{N: 1, Median: f(480), P90: f(480)},
+		EscalatedToDecided: insights.Durations{N: 1, Median: f(900), P90: f(900)},
+		Done:               2, DoneByAgent: 1, DoneByPerson: 1, TakenOver: 1, Cancelled: 1, Escalated: 1,
+		NotAccepted: 2, LeaseExpiries: 1, Overdue: 1,
+		AgentShare: 0.5, PersonShare: 0.5, TakenOverShare: 0.5, NotAcceptedPerAttempt: 0.5,
+		Open: insights.Open{Claimed: 1, Overdue: 1, Oldest: &oldest, OldestAge: f(6900)},
+	}, {
+		Step: "review", Kind: "approve", Attempts: 2, Ended: 2,
+		ReadyToDecided: insights.Durations{N: 2, Median: f(900), P90: f(1140)},
+		Done:           1, DoneByPerson: 1, Rework: 1, PersonShare: 1, ReworkRate: 0.5,
+	}}
+	if js(in.Steps) != js(wantSteps) {
+		t.Errorf("steps:\n got %s\nwant %s", js(in.Steps), js(wantSteps))
+	}
+	wantRoutes := []insights.Route{
+		{Step: "draft", Outcome: "cancelled", Next: "", Count: 1},
+		{Step: "draft", Outcome: "done", Next: "review", Count: 2},
+		{Step: "review", Outcome: "done", Next: "done", Count: 1},
+		{Step: "review", Outcome: "rework", Next: "draft", Count: 1},
+	}
+	if !reflect.DeepEqual(in.Routes, wantRoutes) {
+		t.Errorf("routes:\n got %+v\nwant %+v", in.Routes, wantRoutes)
+	}
+	wantQuestions := []insights.Question{
+		{Step: "draft", Index: 0, Pass: 1, Fail: 1, Unsure: 1, Completed: 1},
+		{Step: "draft", Index: 1, Pass: 3},
+	}
+	if !reflect.DeepEqual(in.Questions, wantQuestions) {
+		t.Errorf("questions:\n got %+v\nwant %+v", in.Questions, wantQuestions)
+	}
+	due := mins(65)
+	wantOldest := []insights.OpenItem{{RunID: "r2", Step: "draft", State: "claimed", ReadyAt: mins(5), Due: &due, Overdue: true}}
+	if js(in.Oldest) != js(wantOldest) {
+		t.Errorf("oldest:\n got %+v\nwant %+v", in.Oldest, wantOldest)
+	}
+	if d := in.Days[6]; len(in.Days) != 7 || d != (insights.Day{Day: "2026-10-06", Started: 3, Ended: 2}) || in.Days[0].Day != "2026-09-30" {
+		t.Errorf("days: %+v", in.Days)
+	}
+
+	// The other organization sees its own run only.
+	other, err := b.store.Insights(b.ctx, "o_other", "letters", &store.InsightsOptions{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Runs.Started != 1 || other.Runs.Ended != 0 || len(other.Steps) != 1 || other.Steps[0].Attempts != 1 || other.Steps[0].Open.Ready != 1 {
+		t.Errorf("the other organization: %s", js(other))
+	}
+	// A window that ends before anything began counts nothing.
+	empty, err := b.store.Insights(b.ctx, org, "letters", &store.InsightsOptions{Now: t0, Since: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if empty.Runs.Started != 0 || empty.Runs.Ended != 0 || len(empty.Routes) != 0 || len(empty.Questions) != 0 {
+		t.Errorf("an empty window: %s", js(empty))
+	}
+}
+
+func js(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
