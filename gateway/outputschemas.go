@@ -10,10 +10,12 @@ import (
 // The tools' output schemas, published in tools/list. A tool's structured
 // content is the whole envelope, so its schema is too: { ok: true, data }
 // with data as the official result schema says (../shared/schemas/core-2/
-// tools/*.result.json; call_tool's in docs/schemas/baton-tools-1), or
+// tools/*.result.json; call_tool's in docs/schemas/baton-tools-1) with the
+// additions of baton-subprocess-1 (docs/schemas/baton-subprocess-1), or
 // { ok: false, error } with the official error shape. Clients check
 // structured content against it even on refusals, so a test holds every
-// result schema equal to the official one, keyword for keyword, and checks
+// result schema equal to the official one, keyword for keyword, but for the
+// profile's additions, which it holds equal to the profile's, and checks
 // real answers of every tool against the envelope.
 //
 // The schemas are written here in the notation of the argument schemas
@@ -72,12 +74,23 @@ func resultSchemaTexts() (resultTexts, string, string) {
 			`,"snapshot":` + str + `,"requestId":` + str + `},"required":["runId","workItemId","snapshot","requestId"],"additionalProperties":false},` +
 			`"decisions":{"type":"array","items":{"type":"string","enum":["completed","approved","rejected","returned","failed"]}}},"required":["tool","arguments","decisions"],"additionalProperties":false}},` +
 			`"required":["id","stepId","kind","text","output","evidence","next","assignedTo","snapshot","due","escalation","handoff","decide"],"additionalProperties":false}`
+		stepState = `{"anyOf":[{"type":"string","enum":["ready","claimed","waiting","done","failed","cancelled"]},{"type":"null"}]}`
+		// processStep is a process step's entry in a run view's steps
+		// (baton-subprocess-1, docs/schemas/baton-subprocess-1/process-step.json);
+		// processes is a list_processes item's child bindings
+		// (list_processes-processes.json). They are the profile's only
+		// additions to core-2's results.
+		processStep = `{"type":"object","properties":{"id":` + str + `,"kind":{"type":"string","const":"process"},"state":` + stepState +
+			`,"children":{"type":"object","properties":{"total":{"type":"integer","minimum":0},"running":{"type":"integer","minimum":0},"ended":{"type":"integer","minimum":0},` +
+			`"runningIds":{"type":"array","items":` + str + `}},"required":["total","running","ended","runningIds"],"additionalProperties":false}},"required":["id","kind","state"],"additionalProperties":false}`
+		processes = `{"type":"array","minItems":1,"items":{"type":"object","properties":{"step":` + str + `,"process":{"type":"string","maxLength":64,"pattern":"^[a-z0-9]+(-[a-z0-9]+)*$"},` +
+			`"version":{"type":"integer","minimum":1}},"required":["step","process","version"],"additionalProperties":false}}`
 		runView = `{"type":"object","properties":{"run":{"type":"object","properties":{"id":` + str + `,"process":` + str + `,"version":` + number + `,"mode":` + mode + `,"state":` + runState +
 			`,"outcome":` + strOrNull + `,"ended":{"anyOf":[{"type":"object","properties":{"by":` + str + `,"at":` + str + `,"note":` + strOrNull +
 			`},"required":["by","at","note"],"additionalProperties":false},{"type":"null"}]},"startedBy":` + str + `,"startedAt":` + str + `,"updatedAt":` + str +
 			`},"required":["id","process","version","mode","state","outcome","ended","startedBy","startedAt","updatedAt"],"additionalProperties":false},"data":` + runData +
-			`,"steps":{"type":"array","items":{"type":"object","properties":{"id":` + str + `,"kind":{"type":"string","enum":["agent","task","approve","wait","wait_until","wait_for","finish","parallel"]},` +
-			`"state":{"anyOf":[{"type":"string","enum":["ready","claimed","waiting","done","failed","cancelled"]},{"type":"null"}]},"due":` + str + `,"overdue":{"type":"boolean"}},"required":["id","kind","state"],"additionalProperties":false}}` +
+			`,"steps":{"type":"array","items":{"anyOf":[{"type":"object","properties":{"id":` + str + `,"kind":{"type":"string","enum":["agent","task","approve","wait","wait_until","wait_for","finish","parallel"]},` +
+			`"state":` + stepState + `,"due":` + str + `,"overdue":{"type":"boolean"}},"required":["id","kind","state"],"additionalProperties":false},` + processStep + `]}}` +
 			`,"workItems":{"type":"array","items":` + workItem + `},"body":` + str +
 			`,"layout":{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"object","properties":{"x":` + number + `,"y":` + number + `},"required":["x","y"],"additionalProperties":false}}` +
 			`,"replayed":{"type":"boolean","const":true}},"required":["run","data","steps","workItems","body"],"additionalProperties":false}`
@@ -97,8 +110,8 @@ func resultSchemaTexts() (resultTexts, string, string) {
 			`,"limits":{"type":"object","properties":{"runDataBytes":` + number + `,"checkPass":` + number + `,"checkFail":{"type":["number","null"]},"checkConfidence":` + number + `,"checkStateBytes":` + number +
 			`},"required":["runDataBytes","checkPass","checkFail","checkConfidence","checkStateBytes"],"additionalProperties":false}},"required":["protocol","version","profiles","leaseSeconds","person","tools","limits"],"additionalProperties":false}`,
 		listProcesses: `{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"name":` + str + `,"description":` + str + `,"version":` + number + `,"inputs":` + fields +
-			`,"requires":{"type":"object","properties":{"systems":{"minItems":1,"type":"array","items":{"type":"string","maxLength":64,"pattern":"^[a-z0-9]+(-[a-z0-9]+)*$"}}},"required":["systems"],"additionalProperties":false}},` +
-			`"required":["name","description","version","inputs"],"additionalProperties":false}}` + page,
+			`,"requires":{"type":"object","properties":{"systems":{"minItems":1,"type":"array","items":{"type":"string","maxLength":64,"pattern":"^[a-z0-9]+(-[a-z0-9]+)*$"}}},"required":["systems"],"additionalProperties":false}` +
+			`,"processes":` + processes + `},"required":["name","description","version","inputs"],"additionalProperties":false}}` + page,
 		getWork: `{"type":"object","properties":{"items":{"type":"array","items":{"anyOf":[{"type":"object","properties":{"runId":` + str + `,"stepId":` + str + `,"process":` + str + `,"version":` + number +
 			`,"mode":` + mode + `,"readySince":` + str + `,"due":` + strOrNull + `,"overdue":{"type":"boolean"},"handoff":` + handoff +
 			`,"claim":{"type":"object","properties":{"tool":{"type":"string","const":"claim"},"arguments":{"type":"object","properties":{"runId":` + str + `,"stepId":` + str + `,"requestId":` + str +

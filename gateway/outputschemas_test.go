@@ -63,6 +63,16 @@ func TestOutputSchemasAreTheOfficialOnes(t *testing.T) {
 				t.Fatalf("envelope %s", raw)
 			}
 			got := env.AnyOf[0].Properties.Data
+			_, steps := want["properties"].(map[string]any)["steps"]
+			wantAdded := 0
+			if steps || tl.name == interpreter.ToolListProcesses {
+				wantAdded = 1
+			}
+			if n := withoutSubprocessAdditions(t, got, func(name string) map[string]any {
+				return official(t, filepath.Join("..", "docs", "schemas", "baton-subprocess-1", name))
+			}); n != wantAdded {
+				t.Fatalf("%d additions of baton-subprocess-1, want %d", n, wantAdded)
+			}
 			if defs, ok := want["$defs"].(map[string]any); ok {
 				mine := map[string]any{}
 				for k := range defs {
@@ -81,4 +91,38 @@ func TestOutputSchemasAreTheOfficialOnes(t *testing.T) {
 	if want := official(t, filepath.Join(core, "tool-error.json")); !reflect.DeepEqual(want, errBranch) {
 		t.Fatalf("error schema differs\nofficial %v\n    ours %v", want, errBranch)
 	}
+}
+
+// withoutSubprocessAdditions removes baton-subprocess-1's additions from a
+// tool's result schema, a process step in a run view's steps and a
+// list_processes item's processes, failing unless each is the profile's
+// published schema, and returns how many it removed.
+func withoutSubprocessAdditions(t *testing.T, data map[string]any, profile func(name string) map[string]any) int {
+	t.Helper()
+	n := 0
+	props, _ := data["properties"].(map[string]any)
+	if steps, ok := props["steps"].(map[string]any); ok {
+		items, _ := steps["items"].(map[string]any)
+		anyOf, _ := items["anyOf"].([]any)
+		if want := profile("process-step.json"); len(anyOf) != 2 || !reflect.DeepEqual(anyOf[1], want) {
+			o, _ := json.Marshal(items)
+			t.Fatalf("steps items are not core-2's or the profile's process step: %s", o)
+		}
+		steps["items"] = anyOf[0]
+		n++
+	}
+	if list, ok := props["items"].(map[string]any); ok {
+		item, _ := list["items"].(map[string]any)
+		if ip, ok := item["properties"].(map[string]any); ok {
+			if got, ok := ip["processes"]; ok {
+				if want := profile("list_processes-processes.json"); !reflect.DeepEqual(got, want) {
+					o, _ := json.Marshal(got)
+					t.Fatalf("processes is not the profile's: %s", o)
+				}
+				delete(ip, "processes")
+				n++
+			}
+		}
+	}
+	return n
 }

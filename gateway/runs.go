@@ -51,9 +51,22 @@ func (g *Gateway) listProcesses(ctx context.Context, c *call) (any, error) {
 		if p.Requires != nil {
 			item["requires"] = p.Requires
 		}
+		if len(pub.children) > 0 {
+			item["processes"] = processesOf(pub.children)
+		}
 		items = append(items, item)
 	}
 	return map[string]any{"items": items, "nextCursor": nullable(next)}, nil
+}
+
+// processesOf is a list_processes item's processes: each process step's
+// bound child (baton-subprocess-1, docs/profile-subprocess.md §1.4).
+func processesOf(children interpreter.Bindings) []map[string]any {
+	out := make([]map[string]any, len(children))
+	for i, b := range children {
+		out[i] = map[string]any{"step": b.Step, "process": b.Process, "version": b.Version}
+	}
+	return out
 }
 
 func inputsOf(p *interpreter.Process) interpreter.Fields {

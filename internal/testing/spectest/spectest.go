@@ -204,8 +204,8 @@ func compileSchemas() (*schemaSet, error) {
 	slices.Sort(set.names)
 	for _, name := range set.names {
 		url := SchemaBase + name
-		if strings.HasPrefix(name, ProfileToolsDir+"/") {
-			url = ProfileToolsBase + strings.TrimPrefix(name, ProfileToolsDir+"/")
+		if isProfileSchema(name) {
+			url = "https://baton.run/schemas/" + name
 		}
 		sch, err := c.Compile(url)
 		if err != nil {
@@ -216,12 +216,30 @@ func compileSchemas() (*schemaSet, error) {
 	return set, nil
 }
 
-// Baton's own profile's schemas live in the repository, not the shared
-// folder: docs/schemas/baton-tools-1, named "baton-tools-1/<file>" here.
+// Baton's own profiles' schemas live in the repository, not the shared
+// folder: docs/schemas/<profile>, named "<profile>/<file>" here.
 const (
 	ProfileToolsDir  = "baton-tools-1"
 	ProfileToolsBase = "https://baton.run/schemas/baton-tools-1/"
+	// ProfileSubprocessDir holds baton-subprocess-1's schemas.
+	ProfileSubprocessDir = "baton-subprocess-1"
 )
+
+// profileDirs are the folders of docs/schemas, one per profile of Baton's.
+var profileDirs = []string{ProfileToolsDir, ProfileSubprocessDir}
+
+// profileBase is the $id base of a profile's schemas.
+func profileBase(dir string) string { return "https://baton.run/schemas/" + dir + "/" }
+
+// isProfileSchema reports whether a schema name is one of a profile's.
+func isProfileSchema(name string) bool {
+	for _, dir := range profileDirs {
+		if strings.HasPrefix(name, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
 
 // addProfileSchemas adds the repository's profile schemas to c and set.
 func addProfileSchemas(c *jsonschema.Compiler, set *schemaSet) error {
@@ -229,31 +247,34 @@ func addProfileSchemas(c *jsonschema.Compiler, set *schemaSet) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(root, "docs", "schemas", ProfileToolsDir)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("load the baton-tools-1 schemas: %w", err)
-	}
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+	for _, profile := range profileDirs {
+		dir := filepath.Join(root, "docs", "schemas", profile)
+		entries, err := os.ReadDir(dir)
 		if err != nil {
-			return err
+			return fmt.Errorf("load the %s schemas: %w", profile, err)
 		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-		if err != nil {
-			return fmt.Errorf("schema %s: %w", e.Name(), err)
+		base := profileBase(profile)
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				return err
+			}
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+			if err != nil {
+				return fmt.Errorf("schema %s/%s: %w", profile, e.Name(), err)
+			}
+			obj, _ := doc.(map[string]any)
+			if id, _ := obj["$id"].(string); id != base+e.Name() {
+				return fmt.Errorf("schema %s/%s: $id is %q, want %q", profile, e.Name(), id, base+e.Name())
+			}
+			if err := c.AddResource(base+e.Name(), doc); err != nil {
+				return fmt.Errorf("schema %s/%s: %w", profile, e.Name(), err)
+			}
+			set.names = append(set.names, profile+"/"+e.Name())
 		}
-		obj, _ := doc.(map[string]any)
-		if id, _ := obj["$id"].(string); id != ProfileToolsBase+e.Name() {
-			return fmt.Errorf("schema %s: $id is %q, want %q", e.Name(), id, ProfileToolsBase+e.Name())
-		}
-		if err := c.AddResource(ProfileToolsBase+e.Name(), doc); err != nil {
-			return fmt.Errorf("schema %s: %w", e.Name(), err)
-		}
-		set.names = append(set.names, ProfileToolsDir+"/"+e.Name())
 	}
 	return nil
 }
@@ -311,7 +332,9 @@ func Validate(t testing.TB, schema string, v any) {
 // ValidateToolResult fails the test, without stopping it, when v is not a
 // well-formed result of the named tool: exactly { ok: true, data } with data
 // valid against tools/<tool>.result.json, or exactly { ok: false, error }
-// with error valid against tool-error.json.
+// with error valid against tool-error.json. A parent's data may carry the
+// additions of baton-subprocess-1, each valid against the profile's schema
+// (subprocess.go).
 func ValidateToolResult(t testing.TB, tool string, v any) {
 	t.Helper()
 	if err := validateToolResult(tool, v); err != nil {
@@ -351,7 +374,13 @@ func validateToolResult(tool string, v any) error {
 	if !slices.Equal(keys, []string{want, "ok"}) { // sorted: "data" and "error" sort before "ok"
 		return fmt.Errorf("keys are %s, want ok and %s\n%s", strings.Join(keys, ", "), want, indent(b))
 	}
-	return ValidateErr(schema, env[want])
+	data := env[want]
+	if ok {
+		if data, err = withoutSubprocessAdditions(tool, data); err != nil {
+			return fmt.Errorf("%w\n%s", err, indent(b))
+		}
+	}
+	return ValidateErr(schema, data)
 }
 
 func encode(v any) ([]byte, error) {

@@ -62,13 +62,13 @@ func TestSchemasCompile(t *testing.T) {
 		t.Errorf("index.json lists %d tools, want 14", len(index.Tools))
 	}
 	slices.Sort(listed)
-	// Baton's own profile's schemas come from the repository.
-	core := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return strings.HasPrefix(n, ProfileToolsDir+"/") })
+	// Baton's own profiles' schemas come from the repository.
+	core := slices.DeleteFunc(slices.Clone(names), isProfileSchema)
 	if !slices.Equal(listed, core) {
 		t.Errorf("compiled schemas %q\nindex.json lists %q", core, listed)
 	}
-	if len(names)-len(core) != 3 {
-		t.Errorf("%d baton-tools-1 schemas compiled, want 3", len(names)-len(core))
+	if len(names)-len(core) != 7 {
+		t.Errorf("%d schemas of baton-tools-1 and baton-subprocess-1 compiled, want 3 and 4", len(names)-len(core))
 	}
 }
 
