@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -39,8 +41,8 @@ func TestLayoutImports(t *testing.T) {
 }
 
 // Every rule of every row fails when it breaks: a package of the row fed
-// one forbidden import breaks exactly that rule, and the same package
-// without it breaks none.
+// one forbidden import breaks that rule, and the same package without it
+// breaks none.
 func TestLayoutCheckFindsEveryBreak(t *testing.T) {
 	t.Parallel()
 	graph := moduleGraph(t)
@@ -232,28 +234,37 @@ func withImport(graph []goPackage, pkg, imp string) []goPackage {
 // dependencies, tests left out.
 func moduleGraph(t *testing.T) []goPackage {
 	t.Helper()
+	graph, err := listModule()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return graph
+}
+
+// listModule runs go list once for every test that reads the graph.
+var listModule = sync.OnceValues(func() ([]goPackage, error) {
 	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,Deps,Error", "./...")
 	cmd.Dir = ".."
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list ./...: %v", err)
+		return nil, fmt.Errorf("go list ./...: %w", err)
 	}
 	var graph []goPackage
 	for dec := json.NewDecoder(bytes.NewReader(out)); dec.More(); {
 		var p goPackage
 		if err := dec.Decode(&p); err != nil {
-			t.Fatalf("go list ./...: %v", err)
+			return nil, fmt.Errorf("go list ./...: %w", err)
 		}
 		if p.Error != nil {
-			t.Fatalf("go list %s: %s", p.ImportPath, p.Error.Err)
+			return nil, fmt.Errorf("go list %s: %s", p.ImportPath, p.Error.Err)
 		}
 		graph = append(graph, p)
 	}
 	if len(graph) < 20 {
-		t.Fatalf("go list ./... listed %d packages; is the repository root beside tests/?", len(graph))
+		return nil, fmt.Errorf("go list ./... listed %d packages; is the repository root beside tests/?", len(graph))
 	}
-	return graph
-}
+	return graph, nil
+})
 
 // Every refusal is made by interpreter.Refuse or a named refusal, which keep
 // a refusal's bounds: no package but the interpreter writes an
