@@ -30,8 +30,9 @@ type ConcurrencyOptions struct {
 
 // LimitConcurrency serves at most opts.MaxRequests requests at once (nil
 // options mean defaults). A request that finds every slot taken waits up
-// to opts.Wait for one, then gets 503 with Retry-After: MCP clients retry,
-// and a write retried with its requestId is answered once.
+// to opts.Wait for one, then gets 503 with Retry-After, and its connection
+// is closed without waiting for its body: MCP clients retry, and a write
+// retried with its requestId is answered once.
 func LimitConcurrency(next http.Handler, opts *ConcurrencyOptions) http.Handler {
 	var o ConcurrencyOptions
 	if opts != nil {
@@ -56,8 +57,13 @@ func LimitConcurrency(next http.Handler, opts *ConcurrencyOptions) http.Handler 
 			case <-r.Context().Done():
 				return
 			case <-t.C:
+				// The answer closes the connection: net/http would first
+				// read what is left of the body, for a caller that stalls
+				// it up to the server's read timeout.
+				w.Header().Set("Connection", "close")
 				w.Header().Set("Retry-After", retryAfter)
 				http.Error(w, "The server is busy; retry shortly.", http.StatusServiceUnavailable)
+				_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(time.Second))
 				return
 			}
 		}

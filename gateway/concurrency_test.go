@@ -57,8 +57,8 @@ func TestLimitConcurrency(t *testing.T) {
 	start := time.Now()
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/mcp", nil))
-	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
-		t.Errorf("third request: %d, Retry-After %q; want 503 with Retry-After", w.Code, w.Header().Get("Retry-After"))
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" || w.Header().Get("Connection") != "close" {
+		t.Errorf("third request: %d, Retry-After %q, Connection %q; want 503 with Retry-After, closing", w.Code, w.Header().Get("Retry-After"), w.Header().Get("Connection"))
 	}
 	if d := time.Since(start); d < 90*time.Millisecond {
 		t.Errorf("third request refused after %v, want after waiting 100ms", d)
@@ -114,7 +114,7 @@ func TestLimitPerIdentity(t *testing.T) {
 	// Both uploads hold their slots before the third request: one sent
 	// while the second upload was still arriving would take its slot,
 	// and the upload would be the one refused.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		b.g.perIdentity.mu.Lock()
 		held := b.g.perIdentity.n[string(greedy.Kind)+"\x00"+greedy.ID]
 		b.g.perIdentity.mu.Unlock()

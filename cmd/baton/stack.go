@@ -109,10 +109,12 @@ func sweepRequests(ctx context.Context, g *gateway.Gateway, retention time.Durat
 // is bounded: headers in 10 seconds, a body of up to gateway.MaxRequestBytes
 // in gateway.ReadTimeout, the answer within gateway.CallTimeout after that,
 // and an idle connection is closed after 2 minutes. An upload gets longer:
-// the gateway pushes its deadlines back by gateway.UploadTimeout.
+// the gateway pushes its deadlines back by gateway.UploadTimeout. An answer
+// that closes its connection (a refusal) reads what is left of the body
+// for refusedBodyWait at most (closeWhenAnswered).
 func newHTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
-		Handler:           h,
+		Handler:           closeWhenAnswered(h),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       gateway.ReadTimeout,
 		WriteTimeout:      gateway.ReadTimeout + gateway.CallTimeout,
