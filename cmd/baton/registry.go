@@ -63,6 +63,20 @@ func (r *registryFlags) openWith(ctx context.Context, stderr io.Writer, offer in
 		release()
 		return nil, nil, err
 	}
+	if !offer.HasProfile(interpreter.ProfileTools) {
+		// The deployment offers baton-tools-1 to an organization whose
+		// gateways and workers stored a tool registration (--tools); its
+		// processes' tools: keys are checked against it.
+		servers, err := st.ToolServers(ctx, r.org)
+		if err != nil {
+			st.Close()
+			release()
+			return nil, nil, err
+		}
+		if len(servers) > 0 {
+			offer.Profiles = append(offer.Profiles, interpreter.ProfileTools)
+		}
+	}
 	offer.MaxDepth = r.depth
 	return gateway.NewRegistry(st, r.org, offer), func() { st.Close(); release() }, nil
 }

@@ -114,3 +114,59 @@ func TestRegistryFlagsChooseTheDatabase(t *testing.T) {
 		t.Fatalf("processes on a folder without a cluster: exit %d, stderr:\n%s", code, errOut)
 	}
 }
+
+// A process whose agent step calls tools is imported and published from
+// the command line once the organization's gateways and workers stored a
+// tool registration, and checked against it; before, and in another
+// organization, it is refused for want of the profile.
+func TestRegistryOffersToolsOnceRegistered(t *testing.T) {
+	db := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	proc := filepath.Join(dir, "ticket")
+	if err := os.MkdirAll(proc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proc, "PROCESS.md"), []byte(ticketProcess), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := baton("import", "--database-url", db, proc)
+	if code != 1 || !strings.Contains(errOut, "needs the baton-tools-1 profile") {
+		t.Fatalf("import before any registration: exit %d, stderr:\n%s", code, errOut)
+	}
+
+	tools := filepath.Join(dir, "tools.yaml")
+	if err := os.WriteFile(tools, []byte("servers:\n  - name: crm\n    url: http://127.0.0.1:1/mcp\n    tools:\n      create_ticket: { policy: write, idempotency: key }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := openStore(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, _, err := st.RegisterTools(ctx, "o_default", tools, nil); err != nil {
+		t.Fatal(err)
+	}
+	batonOK(t, "import", "--database-url", db, proc)
+	if out := batonOK(t, "publish", "--database-url", db, "--same-name-groups", "ticket"); !strings.HasPrefix(out, "Published ticket v1 ") {
+		t.Fatalf("publish printed:\n%s", out)
+	}
+	// Another organization registered nothing.
+	code, _, errOut = baton("import", "--database-url", db, "--org", "o_other", proc)
+	if code != 1 || !strings.Contains(errOut, "needs the baton-tools-1 profile") {
+		t.Fatalf("import in an organization without a registration: exit %d, stderr:\n%s", code, errOut)
+	}
+	// A tool the registration does not have is refused by name.
+	bad := filepath.Join(dir, "bad")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(strings.Replace(ticketProcess, "name: ticket", "name: bad", 1), "crm/create_ticket", "crm/refund", 1)
+	if err := os.WriteFile(filepath.Join(bad, "PROCESS.md"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = baton("import", "--database-url", db, bad)
+	if code != 1 || !strings.Contains(errOut, `no registered tool "refund"`) {
+		t.Fatalf("import of an unregistered tool: exit %d, stderr:\n%s", code, errOut)
+	}
+}
