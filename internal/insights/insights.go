@@ -7,7 +7,9 @@
 package insights
 
 import (
+	"errors"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -173,6 +175,9 @@ type OpenItem struct {
 	ReadyAt    time.Time  `json:"readyAt"`
 	Due        *time.Time `json:"due,omitempty"`
 	Overdue    bool       `json:"overdue"`
+	// Link leads to the item (or the run) in the inbox, when the
+	// inbox's address is known (Report.Link).
+	Link string `json:"link,omitempty"`
 }
 
 // Day is one day's run starts and ends.
@@ -233,6 +238,16 @@ func title(text string) string {
 	return line
 }
 
+// Link sets each oldest open item's link with link(runID, itemID), the
+// item's address in the inbox (workflows.InboxLink); itemID is "" for a
+// step without a work item.
+func (r *Report) Link(link func(runID, itemID string) string) {
+	for i := range r.Oldest {
+		it := &r.Oldest[i]
+		it.Link = link(it.RunID, it.WorkItemID)
+	}
+}
+
 // Step returns the figures of step id, or nil.
 func (r *Report) Step(id string) *Step {
 	for i := range r.Steps {
@@ -261,4 +276,55 @@ func ratio(n, of int) float64 {
 		return 0
 	}
 	return float64(n) / float64(of)
+}
+
+// ParseWindow reads a window's length: a number of days (30d), of weeks
+// (2w), or a Go duration (12h).
+func ParseWindow(s string) (time.Duration, error) {
+	bad := errors.New("want a positive number of days (30d), weeks (2w) or a Go duration (12h)")
+	unit := map[byte]time.Duration{'d': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
+	if n := len(s); n > 1 && unit[s[n-1]] != 0 {
+		v, err := strconv.Atoi(s[:n-1])
+		if err != nil || v <= 0 || v > 3650 {
+			return 0, bad
+		}
+		return time.Duration(v) * unit[s[n-1]], nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, bad
+	}
+	return d, nil
+}
+
+// Seconds formats a duration in seconds for reading: 850ms, 42s, 1h5m,
+// 3.2d.
+func Seconds(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < 48*time.Hour:
+		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+	}
+	return strconv.FormatFloat(d.Hours()/24, 'f', 1, 64) + "d"
+}
+
+// Text is "median / p90" for reading, or "—" when there were none.
+func (d Durations) Text() string {
+	if d.N == 0 || d.Median == nil || d.P90 == nil {
+		return "—"
+	}
+	return Seconds(*d.Median) + " / " + Seconds(*d.P90)
+}
+
+// Share formats a fraction of of things as a percentage, or "—" when of
+// is 0.
+func Share(f float64, of int) string {
+	if of == 0 {
+		return "—"
+	}
+	return strconv.FormatFloat(f*100, 'f', 0, 64) + "%"
 }
