@@ -50,7 +50,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		url, data, processFile, agentTok, personTok, temporalAddr, namespace string
 		compression                                                          string
 		runs, concurrency, pid, samples, handed, rounds                      int
-		phases, mcpClient                                                    string
+		phases, mcpClient, insightsDB                                        string
 	)
 	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fl.SetOutput(stderr)
@@ -71,11 +71,15 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	intFlag(fl, &handed, "handed", 0, "runs the handed phase walks to a person's work item and leaves open (default --runs)")
 	stringFlag(fl, &mcpClient, "client", "plain", "how the clients call over MCP: plain (one JSON-RPC request a call, little CPU beside the server) or sdk (the MCP Go SDK's client sessions)")
 	stringFlag(fl, &phases, "phases", "starts,listings,full", "phases to run, of starts, handed, listings and full (the bare comparison runs with --temporal-address)")
+	stringFlag(fl, &insightsDB, "insights", "", `instead of the phases, time the insights query against 100,000 ended and 10,000 open runs of one process, seeded into this PostgreSQL URL ("dev": the --data folder's) and deleted after; prints p50, p99 and EXPLAIN ANALYZE`)
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
+	}
+	if insightsDB != "" {
+		return benchInsights(insightsDB, data, samples, stdout, stderr)
 	}
 	if mcpClient != "plain" && mcpClient != "sdk" {
 		fmt.Fprintf(stderr, "baton bench: --client %q: want plain or sdk\n", mcpClient)

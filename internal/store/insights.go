@@ -118,6 +118,28 @@ ORDER BY a.ready_at, a.run_id, a.step_id
 LIMIT 10`
 )
 
+// insightsQuery is one statement of Insights with its arguments.
+type insightsQuery struct {
+	name, sql string
+	args      []any
+}
+
+// insightsQueries are the statements of Insights, in the order it reads
+// their answers.
+func insightsQueries(org, process string, since, now, dayStart time.Time) []insightsQuery {
+	return []insightsQuery{
+		{"recorded since", sqlInsightsRecordedSince, nil},
+		{"runs started", sqlInsightsStarted, []any{org, process, since, now}},
+		{"runs ended", sqlInsightsEnded, []any{org, process, since, now}},
+		{"days", sqlInsightsDays, []any{org, process, dayStart, now}},
+		{"steps", sqlInsightsSteps, []any{org, process, since, now}},
+		{"routes", sqlInsightsRoutes, []any{org, process, since, now}},
+		{"questions", sqlInsightsQuestions, []any{org, process, since, now}},
+		{"open now", sqlInsightsOpen, []any{org, process}},
+		{"oldest open", sqlInsightsOldest, []any{org, process}},
+	}
+}
+
 // InsightsOptions choose the window of Insights.
 type InsightsOptions struct {
 	// Since is the window's length, back from Now. Default 30 days.
@@ -126,9 +148,9 @@ type InsightsOptions struct {
 	Now time.Time
 }
 
-// Insights computes one process's figures in an organization, in one
-// round trip. A process with no runs has every count 0.
-func (s *Store) Insights(ctx context.Context, org, process string, opts *InsightsOptions) (*insights.Report, error) {
+// window is the window's start, its end and the first of its last seven
+// days.
+func (opts *InsightsOptions) window() (since, now, dayStart time.Time) {
 	var o InsightsOptions
 	if opts != nil {
 		o = *opts
@@ -139,23 +161,22 @@ func (s *Store) Insights(ctx context.Context, org, process string, opts *Insight
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
-	now := o.Now.UTC().Truncate(time.Microsecond)
-	since := now.Add(-o.Since)
-	dayStart := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -6)
+	now = o.Now.UTC().Truncate(time.Microsecond)
+	return now.Add(-o.Since), now, time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -6)
+}
+
+// Insights computes one process's figures in an organization, in one
+// round trip. A process with no runs has every count 0.
+func (s *Store) Insights(ctx context.Context, org, process string, opts *InsightsOptions) (*insights.Report, error) {
+	since, now, dayStart := opts.window()
 	in := &insights.Report{Org: org, Process: process, Since: since, Until: now,
 		Steps: []insights.Step{}, Routes: []insights.Route{}, Questions: []insights.Question{}, Oldest: []insights.OpenItem{},
 		Runs: insights.Runs{Outcomes: []insights.OutcomeCount{}}}
 
 	b := &pgx.Batch{}
-	b.Queue(sqlInsightsRecordedSince)
-	b.Queue(sqlInsightsStarted, org, process, since, now)
-	b.Queue(sqlInsightsEnded, org, process, since, now)
-	b.Queue(sqlInsightsDays, org, process, dayStart, now)
-	b.Queue(sqlInsightsSteps, org, process, since, now)
-	b.Queue(sqlInsightsRoutes, org, process, since, now)
-	b.Queue(sqlInsightsQuestions, org, process, since, now)
-	b.Queue(sqlInsightsOpen, org, process)
-	b.Queue(sqlInsightsOldest, org, process)
+	for _, q := range insightsQueries(org, process, since, now, dayStart) {
+		b.Queue(q.sql, q.args...)
+	}
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
 	if err := readInsights(in, br, dayStart); err != nil {
