@@ -231,6 +231,9 @@ func (c *runtimeConfig) startStack(ctx context.Context, o stackOptions, obs *obs
 		if err != nil {
 			return s, err
 		}
+		if err := watchOpenSteps(obs.metrics, s.store); err != nil {
+			return s, err
+		}
 		go sweepRequests(ctx, s.gateway, c.requestRetention, log)
 	}
 	obs.health.ready(checks)

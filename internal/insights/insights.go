@@ -197,6 +197,13 @@ type ProcessSummary struct {
 	Started int    `json:"started"`
 }
 
+// OpenCount is how many attempts at a step of a process are open in one
+// state now, in an organization: what the open-steps gauge shows.
+type OpenCount struct {
+	Org, Process, Step, State string
+	Count                     int
+}
+
 // Describe fits the figures to a process's version: steps in its order
 // (steps it no longer has follow), each with its title, and each checked
 // question with its text.

@@ -456,3 +456,28 @@ func (s *Store) InsightsProcesses(ctx context.Context, org string, since time.Du
 	}
 	return out, nil
 }
+
+// sqlOpenSteps counts the open step attempts of live runs by organization,
+// process, step and state, through the partial index of open attempts.
+const sqlOpenSteps = `
+SELECT org, process, step_id, state, count(*)
+FROM step_attempts
+WHERE outcome IS NULL AND mode = 'live'
+GROUP BY org, process, step_id, state
+ORDER BY org, process, step_id, state`
+
+// OpenSteps counts the open step attempts of every organization's live
+// runs, by process, step and state.
+func (s *Store) OpenSteps(ctx context.Context) ([]insights.OpenCount, error) {
+	rows, _ := s.pool.Query(ctx, sqlOpenSteps)
+	var c insights.OpenCount
+	out := []insights.OpenCount{}
+	_, err := pgx.ForEachRow(rows, []any{&c.Org, &c.Process, &c.Step, &c.State, &c.Count}, func() error {
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: open steps: %w", err)
+	}
+	return out, nil
+}

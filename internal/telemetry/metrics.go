@@ -29,8 +29,10 @@ import (
 //	baton_runs_started_total{org, process, mode}   runs started
 //	baton_runs_ended_total{org, process, mode, outcome} runs ended, by outcome (cancelled for a cancelled run)
 //	baton_read_model_write_lag_seconds             from a run's change to its read-model write
+//	baton_open_steps{org, process, step, state}    open step attempts now (WatchOpenSteps)
 type Metrics struct {
-	reg *prometheus.Registry
+	reg    *prometheus.Registry
+	logger *slog.Logger
 
 	toolCalls         *prometheus.CounterVec
 	toolDuration      *prometheus.HistogramVec
@@ -72,7 +74,8 @@ func NewMetrics(opts *MetricsOptions) (*Metrics, error) {
 		o.Logger = slog.Default()
 	}
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
+		reg:    prometheus.NewRegistry(),
+		logger: o.Logger,
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "baton_tool_calls_total", Help: "Tool calls, by tool and result code (ok or the error code).",
 		}, []string{"tool", "code"}),
