@@ -52,6 +52,7 @@ func (g *Gateway) addResources() {
 		Description: "One published version of a process (a version number from list_processes or a run): its PROCESS.md as published.",
 		MIMEType:    "text/markdown",
 	}, g.readProcess)
+	g.addInsightsResource()
 }
 
 // identityOf is the identity a request's bearer token carries, or nil.

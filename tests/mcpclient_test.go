@@ -77,7 +77,7 @@ func TestMCPClient_PromptsAndResources(t *testing.T) {
 	for _, rt := range templates.ResourceTemplates {
 		uris = append(uris, rt.URITemplate+" "+rt.MIMEType)
 	}
-	if strings.Join(uris, ",") != "baton://processes/{name} text/markdown,baton://processes/{name}@{version} text/markdown,baton://runs/{runId} application/json" {
+	if strings.Join(uris, ",") != "baton://insights/{process} application/json,baton://processes/{name} text/markdown,baton://processes/{name}@{version} text/markdown,baton://runs/{runId} application/json" {
 		t.Fatalf("resource templates %v", uris)
 	}
 
