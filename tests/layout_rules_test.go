@@ -39,7 +39,7 @@ var layoutRows = []layoutRow{
 	{
 		pkgs:  []string{"gateway/..."},
 		kind:  production,
-		may:   append([]string{"interpreter", "workflows"}, sharedBelow...),
+		may:   append([]string{"interpreter", "interpreter/mermaid", "workflows"}, sharedBelow...),
 		never: []string{"activities/..."},
 	},
 	{

@@ -197,6 +197,8 @@ func (in *Inbox) Handler() http.Handler {
 	mux.HandleFunc("POST "+Path+"runs/{run}/cancel", in.authed(in.cancel))
 	mux.HandleFunc("GET "+Path+"runs/{run}/items/{item}", in.authed(in.item))
 	mux.HandleFunc("POST "+Path+"runs/{run}/items/{item}", in.authed(in.decide))
+	mux.HandleFunc("GET "+Path+"insights", in.authed(in.insightsList))
+	mux.HandleFunc("GET "+Path+"insights/{process}", in.authed(in.insightsProcess))
 	mux.HandleFunc(Path, in.authed(func(w http.ResponseWriter, r *http.Request, s *session) {
 		in.fail(w, r, s, http.StatusNotFound, "There is no such page in the inbox.")
 	}))
