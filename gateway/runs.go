@@ -160,16 +160,19 @@ func (g *Gateway) listRuns(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	items := []map[string]any{}
-	for _, r := range rows {
-		var inputs interpreter.Values
-		if err := interpreter.DecodeExact(r.Inputs, &inputs); err != nil {
+	items := make([]interpreter.RunListItem, len(rows))
+	for i, r := range rows {
+		it := interpreter.RunListItem{
+			ID: r.RunID, Process: r.Process, Version: r.Version, State: r.State,
+			StartedAt: interpreter.FormatTime(r.StartedAt), UpdatedAt: interpreter.FormatTime(r.UpdatedAt),
+		}
+		if r.Outcome != "" {
+			it.Outcome = &r.Outcome
+		}
+		if err := interpreter.DecodeExact(r.Inputs, &it.Inputs); err != nil {
 			return nil, err
 		}
-		items = append(items, map[string]any{
-			"id": r.RunID, "process": r.Process, "version": r.Version, "state": r.State,
-			"outcome": nullable(r.Outcome), "startedAt": interpreter.FormatTime(r.StartedAt), "updatedAt": interpreter.FormatTime(r.UpdatedAt), "inputs": inputs,
-		})
+		items[i] = it
 	}
 	return map[string]any{"items": items, "nextCursor": nullable(next)}, nil
 }

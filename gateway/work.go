@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/baton-run/baton/gateway/auth"
@@ -54,12 +55,23 @@ func (g *Gateway) getWork(ctx context.Context, c *call) (any, error) {
 			items = append(items, w)
 			continue
 		}
-		items = append(items, map[string]any{
-			"runId": r.RunID, "process": r.Process, "version": r.Version, "mode": r.Mode,
-			"workItem": json.RawMessage(r.Item),
-		})
+		w, err := personWork(r)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, w)
 	}
 	return map[string]any{"items": items, "nextCursor": nullable(next)}, nil
+}
+
+// personWork is a person's get_work item of an open work item, as the
+// read model keeps it.
+func personWork(r store.WorkRow) (interpreter.PersonWork, error) {
+	w := interpreter.PersonWork{RunID: r.RunID, Process: r.Process, Version: r.Version, Mode: r.Mode}
+	if err := interpreter.DecodeExact(r.Item, &w.WorkItem); err != nil {
+		return interpreter.PersonWork{}, fmt.Errorf("work item %s of run %s: %w", r.WorkItemID, r.RunID, err)
+	}
+	return w, nil
 }
 
 // token verifies a claim token; one that does not verify is invalid.

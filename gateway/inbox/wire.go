@@ -18,17 +18,8 @@ type workList struct {
 
 // runList is list_runs' result.
 type runList struct {
-	Items []struct {
-		ID        string         `json:"id"`
-		Process   string         `json:"process"`
-		Version   int            `json:"version"`
-		State     string         `json:"state"`
-		Outcome   *string        `json:"outcome"`
-		StartedAt string         `json:"startedAt"`
-		UpdatedAt string         `json:"updatedAt"`
-		Inputs    map[string]any `json:"inputs"`
-	} `json:"items"`
-	NextCursor *string `json:"nextCursor"`
+	Items      []interpreter.RunListItem `json:"items"`
+	NextCursor *string                   `json:"nextCursor"`
 }
 
 // uploaded is upload's result.

@@ -59,27 +59,15 @@ type Filter struct {
 	Limit int
 }
 
-// Listed is one list_runs item.
-type Listed struct {
-	ID        string         `json:"id"`
-	Process   string         `json:"process"`
-	Version   int            `json:"version"`
-	State     string         `json:"state"`
-	Outcome   *string        `json:"outcome"`
-	StartedAt string         `json:"startedAt"`
-	UpdatedAt string         `json:"updatedAt"`
-	Inputs    map[string]any `json:"inputs"`
-}
-
 // List calls list_runs, page after page, until it has f.Limit runs or
 // there are no more. next is the cursor of the runs left beyond the limit,
 // "" when none are.
-func (c *Client) List(ctx context.Context, f Filter) (items []Listed, next string, err error) {
+func (c *Client) List(ctx context.Context, f Filter) (items []interpreter.RunListItem, next string, err error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 50
 	}
-	items = []Listed{}
+	items = []interpreter.RunListItem{}
 	cursor := ""
 	for {
 		args := map[string]any{"limit": min(pageMax, limit-len(items))}
@@ -96,8 +84,8 @@ func (c *Client) List(ctx context.Context, f Filter) (items []Listed, next strin
 			args["cursor"] = cursor
 		}
 		var page struct {
-			Items      []Listed `json:"items"`
-			NextCursor *string  `json:"nextCursor"`
+			Items      []interpreter.RunListItem `json:"items"`
+			NextCursor *string                   `json:"nextCursor"`
 		}
 		if err := c.d.Call(ctx, c.who, "list_runs", args, &page); err != nil {
 			return nil, "", err

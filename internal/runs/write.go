@@ -15,7 +15,7 @@ import (
 
 // WriteList writes runs as a table, one run a line: id, process and
 // version, state, outcome, started, updated and inputs.
-func WriteList(w io.Writer, items []Listed) error {
+func WriteList(w io.Writer, items []interpreter.RunListItem) error {
 	t := newTable(w)
 	fmt.Fprintln(t, "RUN\tPROCESS\tSTATE\tOUTCOME\tSTARTED\tUPDATED\tINPUTS")
 	for _, it := range items {
