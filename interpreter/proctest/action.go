@@ -257,7 +257,7 @@ func (p *parser) action(n *yaml.Node) (*Action, error) {
 			return nil, err
 		}
 		a.AfterText = s
-		if a.After, err = ParseDuration(s); err != nil {
+		if a.After, err = parseTestDuration(s); err != nil {
 			return nil, p.fail(v, "after: %v", err)
 		}
 	}
@@ -275,8 +275,12 @@ func (p *parser) action(n *yaml.Node) (*Action, error) {
 	return a, nil
 }
 
-// ParseDuration reads a duration: a whole number and s, m, h or d.
-func ParseDuration(s string) (time.Duration, error) {
+// parseTestDuration reads how far a process test moves its clock (after:)
+// or reaches from it (now+90s): a Go duration such as 90s or 1h30m, or a
+// whole number of days such as 2d. It is not the spec's duration grammar,
+// which a PROCESS.md's own durations follow (interpreter.ParseDuration:
+// m, h or d only).
+func parseTestDuration(s string) (time.Duration, error) {
 	if len(s) >= 2 && s[len(s)-1] == 'd' {
 		n, err := strconv.Atoi(s[:len(s)-1])
 		if err == nil && n >= 0 {
