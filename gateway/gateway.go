@@ -27,7 +27,6 @@ import (
 // Version is the server version reported to MCP clients.
 const Version = "0.1.0"
 
-// Options configure a gateway. Every field has a default.
 // DefaultLease is a claim's lease unless Options.Lease says otherwise.
 const DefaultLease = 10 * time.Minute
 
@@ -35,10 +34,11 @@ const DefaultLease = 10 * time.Minute
 // Options.MaxUploadBytes says otherwise: 10 MiB.
 const DefaultMaxUploadBytes = 10 << 20
 
+// Options configure a gateway. Every field has a default.
 type Options struct {
 	// Org is the default organization: the one of callers whose identity
 	// names none (a token without the organization claim). Every other
-	// organization is served alike. Default "o_default".
+	// organization is served alike. Default auth.DefaultOrg.
 	Org string
 	// BaseURL is the gateway's public URL, used for file links and the
 	// protected-resource metadata. Default "http://127.0.0.1:8080".
@@ -47,8 +47,8 @@ type Options struct {
 	Lease time.Duration
 	// CallWait is how long a call waits for Temporal and PostgreSQL before
 	// it answers retry; a write it started then finishes or not on its
-	// own, and the same requestId answers it. Default DefaultCallWait; at
-	// most CallTimeout.
+	// own, and the same requestId answers it. Default DefaultCallWait;
+	// more than 0 and at most CallTimeout (CheckCallWait).
 	CallWait time.Duration
 	// MaxUploadBytes caps an upload's decoded size. Default
 	// DefaultMaxUploadBytes.
@@ -109,7 +109,7 @@ type Options struct {
 
 func (o *Options) defaults() error {
 	if o.Org == "" {
-		o.Org = "o_default"
+		o.Org = auth.DefaultOrg
 	}
 	if o.BaseURL == "" {
 		o.BaseURL = "http://127.0.0.1:8080"
@@ -124,8 +124,8 @@ func (o *Options) defaults() error {
 	if o.CallWait == 0 {
 		o.CallWait = DefaultCallWait
 	}
-	if o.CallWait < 0 || o.CallWait > CallTimeout {
-		return fmt.Errorf("gateway: CallWait %v is outside 0 to CallTimeout (%v)", o.CallWait, CallTimeout)
+	if err := CheckCallWait(o.CallWait); err != nil {
+		return fmt.Errorf("gateway: CallWait %w", err)
 	}
 	if o.MaxUploadBytes == 0 {
 		o.MaxUploadBytes = DefaultMaxUploadBytes

@@ -39,6 +39,17 @@ const (
 	slowestLink = 32 << 10
 )
 
+// CheckCallWait reports a call wait outside its bounds: more than 0 and at
+// most CallTimeout. It is the check of Options.CallWait (once a zero took
+// its default), for a caller that checks its settings before it makes a
+// gateway.
+func CheckCallWait(d time.Duration) error {
+	if d <= 0 || d > CallTimeout {
+		return fmt.Errorf("%v: want more than 0 and at most CallTimeout, %v", d, CallTimeout)
+	}
+	return nil
+}
+
 // MaxUploadRequestBytes is the largest body of an upload call: the file's
 // base64 and a MaxRequestBytes allowance for the rest.
 func MaxUploadRequestBytes(maxUploadBytes int) int64 {

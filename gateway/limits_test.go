@@ -200,3 +200,37 @@ func TestSlowUploadOutlivesServerTimeouts(t *testing.T) {
 		}
 	}
 }
+
+// A call wait is more than nothing and at most CallTimeout: the one check
+// of Options.CallWait, which baton's --call-wait uses too. Zero in Options
+// is the default.
+func TestCheckCallWait(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		wait time.Duration
+		ok   bool
+	}{
+		{-time.Second, false},
+		{0, false},
+		{time.Nanosecond, true},
+		{300 * time.Millisecond, true},
+		{CallTimeout, true},
+		{CallTimeout + time.Nanosecond, false},
+	} {
+		if err := CheckCallWait(tc.wait); (err == nil) != tc.ok {
+			t.Errorf("CheckCallWait(%v) = %v, want ok %v", tc.wait, err, tc.ok)
+		}
+	}
+	for _, tc := range []struct {
+		wait time.Duration
+		ok   bool
+	}{{0, true}, {-time.Second, false}, {CallTimeout + time.Second, false}} {
+		o := Options{CallWait: tc.wait}
+		if err := o.defaults(); (err == nil) != tc.ok {
+			t.Errorf("Options{CallWait: %v}: %v, want ok %v", tc.wait, err, tc.ok)
+		}
+		if tc.ok && o.CallWait != DefaultCallWait {
+			t.Errorf("Options{CallWait: 0} waits %v, want DefaultCallWait", o.CallWait)
+		}
+	}
+}

@@ -56,7 +56,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fl.SetOutput(stderr)
 	fl.Usage = func() { fmt.Fprint(stderr, benchUsage); fl.PrintDefaults() }
 	stringFlag(fl, &url, "url", "http://127.0.0.1:8080/mcp", "MCP endpoint")
-	stringFlag(fl, &data, "data", ".baton", "data folder of baton dev, to mint dev tokens")
+	stringFlag(fl, &data, "data", defaultData, "data folder of baton dev, to mint dev tokens")
 	stringFlag(fl, &processFile, "process-file", "examples/bench/PROCESS.md", "the process to run, as published")
 	stringFlag(fl, &agentTok, "agent-token", "", "bearer token of an agent (instead of --data)")
 	stringFlag(fl, &personTok, "person-token", "", "bearer token of a person in every group the work goes to (instead of --data)")

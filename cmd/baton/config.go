@@ -16,6 +16,11 @@ import (
 // whose value does not parse stops the command with a message naming it:
 // falling back to the default would run with a setting nobody chose.
 
+// defaultData is the data folder of 'baton dev' (PostgreSQL, keys,
+// Temporal's SQLite file), where the other commands look for them unless
+// told otherwise.
+const defaultData = ".baton"
+
 func envName(flagName string) string {
 	return "BATON_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }

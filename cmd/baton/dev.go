@@ -73,7 +73,7 @@ type devConfig struct {
 func devFlags(fl *flag.FlagSet, cfg *devConfig) {
 	cfg.roles = roleFlag{}
 	cfg.runtimeConfig.flags(fl, runtimeFlags{gateway: true, worker: true, evaluator: "unsure", opsListen: "127.0.0.1:0"})
-	stringFlag(fl, &cfg.data, "data", ".baton", "data folder: PostgreSQL (Baton's and Temporal's), keys, Temporal's SQLite file with --temporal-store sqlite")
+	stringFlag(fl, &cfg.data, "data", defaultData, "data folder: PostgreSQL (Baton's and Temporal's), keys, Temporal's SQLite file with --temporal-store sqlite")
 	stringFlag(fl, &cfg.temporalStore, "temporal-store", "", "where Temporal keeps its state: postgres (databases --temporal-database and --temporal-database_visibility beside Baton's) or sqlite (DATA/temporal.db); default postgres, or sqlite for a data folder that has a temporal.db")
 	stringFlag(fl, &cfg.temporalDatabase, "temporal-database", temporaldev.DefaultPostgresDatabase, "Temporal's database with --temporal-store postgres; two baton dev sharing one --database-url server need one each")
 	stringFlag(fl, &cfg.databaseURL, "database-url", "", "use this PostgreSQL instead of a private one")

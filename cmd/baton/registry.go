@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/baton-run/baton/gateway"
+	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/devpg"
 	"github.com/baton-run/baton/interpreter"
 )
@@ -31,8 +32,8 @@ func (r *registryFlags) register(fl *flag.FlagSet) {
 // limit its process steps are checked against.
 func (r *registryFlags) registerWhere(fl *flag.FlagSet) {
 	stringFlag(fl, &r.databaseURL, "database-url", "", "PostgreSQL URL; wins over --data")
-	stringFlag(fl, &r.data, "data", ".baton", "data folder of baton dev: its PostgreSQL is used, whether baton dev runs or not, unless --database-url is given")
-	stringFlag(fl, &r.org, "org", "o_default", "organization id")
+	stringFlag(fl, &r.data, "data", defaultData, "data folder of baton dev: its PostgreSQL is used, whether baton dev runs or not, unless --database-url is given")
+	stringFlag(fl, &r.org, "org", auth.DefaultOrg, "organization id")
 	intFlag(fl, &r.depth, "subprocess-depth", interpreter.DefaultMaxDepth, "how many levels of processes may nest below a process (baton-subprocess-1)")
 }
 

@@ -50,7 +50,7 @@ type runsFlags struct {
 func (r *runsFlags) register(fl *flag.FlagSet) {
 	stringFlag(fl, &r.url, "url", "http://127.0.0.1:8080/mcp", "MCP endpoint")
 	stringFlag(fl, &r.token, "token", "", "bearer token of an operator (instead of --data)")
-	stringFlag(fl, &r.data, "data", ".baton", "data folder of baton dev, to mint an operator token")
+	stringFlag(fl, &r.data, "data", defaultData, "data folder of baton dev, to mint an operator token")
 	stringFlag(fl, &r.operator, "operator", "u_ops", "operator id a minted token names")
 	stringFlag(fl, &r.org, "org", "", "organization a minted token names (default: the gateway's default organization)")
 	fl.BoolVar(&r.asJSON, "json", false, "print the tool's data as JSON")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/baton-run/baton/gateway"
+	"github.com/baton-run/baton/gateway/auth"
 )
 
 // runtimeConfig is the runtime flags that dev, serve, gateway and worker
@@ -44,7 +45,7 @@ const defaultDrain = 30 * time.Second
 
 func (c *runtimeConfig) flags(fl *flag.FlagSet, which runtimeFlags) {
 	c.opsConfig.flags(fl, which.opsListen)
-	stringFlag(fl, &c.org, "org", "o_default", "default organization: that of tokens naming none, and of --processes DIR and --tools FILE")
+	stringFlag(fl, &c.org, "org", auth.DefaultOrg, "default organization: that of tokens naming none, and of --processes DIR and --tools FILE")
 	c.evaluator.register(fl, which.evaluator)
 	fl.Var(&c.tools, "tools", "[ORG=]FILE: tool registration file (YAML) of the baton-tools-1 profile for organization ORG (default --org): agents call these servers' tools through Baton; repeatable, one per organization; give gateways and workers the same files")
 	durationFlag(fl, &c.drain, "drain", defaultDrain, "on SIGTERM or Ctrl-C, how long calls in flight (and the worker's activities) may take to finish before they are cut; a cut call answers retry")
@@ -77,8 +78,8 @@ func (c *runtimeConfig) check(withGateway bool) error {
 	if c.lease < time.Second {
 		return fmt.Errorf("--lease %v is under the minimum of 1s", c.lease)
 	}
-	if c.callWait < time.Second || c.callWait > gateway.CallTimeout {
-		return fmt.Errorf("--call-wait %v is outside 1s to %v", c.callWait, gateway.CallTimeout)
+	if err := gateway.CheckCallWait(c.callWait); err != nil {
+		return fmt.Errorf("--call-wait %w", err)
 	}
 	if c.maxUpload < 1 {
 		return fmt.Errorf("--max-upload-bytes %d must be at least 1", c.maxUpload)

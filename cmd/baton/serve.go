@@ -193,7 +193,7 @@ func (c *serveConfig) verifier(ctx context.Context, log *slog.Logger) (auth.Veri
 	if c.devTokens {
 		dir := c.devKeyDir
 		if dir == "" {
-			dir = ".baton"
+			dir = defaultData
 		}
 		issuer, err := auth.LoadDevKey(dir)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -27,7 +27,7 @@ func runToken(args []string, stdout, stderr io.Writer) int {
 	var data, agent, person, operator, org string
 	var groups listFlag
 	var ttl time.Duration
-	stringFlag(fl, &data, "data", ".baton", "data folder of 'baton dev'")
+	stringFlag(fl, &data, "data", defaultData, "data folder of 'baton dev'")
 	fl.StringVar(&agent, "agent", "", "agent id")
 	fl.StringVar(&person, "person", "", "person email")
 	fl.StringVar(&operator, "operator", "", "operator id")

@@ -91,6 +91,10 @@ func CheckOrg(org string) error {
 	return nil
 }
 
+// DefaultOrg is the default organization unless a deployment names
+// another: the one of identities that name none.
+const DefaultOrg = "o_default"
+
 // OrgOr returns the identity's organization, or def when it names none.
 func (id Identity) OrgOr(def string) string {
 	if id.Org == "" {

@@ -81,7 +81,7 @@ type Options struct {
 	// sign-in names no organization signs in to it. Every session is
 	// bound to its organization and to BaseURL. Default: the tools'
 	// default organization when they say it (an Org method, as
-	// *gateway.Gateway has), else "o_default".
+	// *gateway.Gateway has), else auth.DefaultOrg.
 	Org string
 	// Operators is the group every operator is in. Default interpreter.DefaultOperators.
 	Operators string
@@ -139,7 +139,7 @@ func New(tools Tools, opts *Options) (*Inbox, error) {
 		o.Operators = interpreter.DefaultOperators
 	}
 	if o.Org == "" {
-		o.Org = "o_default"
+		o.Org = auth.DefaultOrg
 		if d, ok := tools.(interface{ Org() string }); ok && d.Org() != "" {
 			o.Org = d.Org()
 		}

@@ -71,7 +71,7 @@ type Options struct {
 	// new one. Default 30 days.
 	RefreshTokenTTL time.Duration
 	// DefaultOrg is the organization of a sign-in that names none, shown
-	// on the sign-in page. Default "o_default".
+	// on the sign-in page. Default auth.DefaultOrg.
 	DefaultOrg string
 	// Operators is the group every operator who signs in belongs to.
 	// Default interpreter.DefaultOperators.

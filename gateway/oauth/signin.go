@@ -81,7 +81,7 @@ type SignInPage struct {
 	// `baton dev` prints tokens for.
 	Value auth.Identity
 	// DefaultOrg is the organization of a sign-in that names none, shown
-	// beside the organization field. Default "o_default".
+	// beside the organization field. Default auth.DefaultOrg.
 	DefaultOrg string
 	// Error is shown above the forms. Default none.
 	Error string
@@ -193,7 +193,7 @@ func (p *SignInPage) Render(w http.ResponseWriter, status int) error {
 		page.Operators = interpreter.DefaultOperators
 	}
 	if page.DefaultOrg == "" {
-		page.DefaultOrg = "o_default"
+		page.DefaultOrg = auth.DefaultOrg
 	}
 	ops := page.Operators
 	v := signInView{SignInPage: &page, Agent: defaultAgent, Person: defaultPerson, Operator: defaultOperator, Org: p.Value.Org}
