@@ -144,10 +144,9 @@ func newSubmitTool() *tool {
 	return t
 }
 
-// The tool table by name: what tools/list publishes of each tool, and the
-// schemas its calls are checked against (loadSchemas, outputSchema).
+// The tool table by name: the schemas a tool's calls are checked against
+// (loadSchemas, outputSchema).
 var (
-	toolMetas       = indexTools(func(t *tool) toolMeta { return t.meta })
 	argumentSchemas = indexTools(func(t *tool) string { return t.meta.arguments })
 	resultSchemas   = indexTools(func(t *tool) string { return t.meta.result })
 )

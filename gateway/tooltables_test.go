@@ -24,6 +24,7 @@ func TestToolTablesCoverEveryTool(t *testing.T) {
 	if !sameTools(served, want) {
 		t.Errorf("tool table serves %q, want %q", served, want)
 	}
+	toolMetas := indexTools(func(t *tool) toolMeta { return t.meta })
 	tables := map[string][]interpreter.Tool{
 		"argument schemas": slices.Collect(maps.Keys(argumentSchemas)),
 		"result schemas":   slices.Collect(maps.Keys(resultSchemas)),
