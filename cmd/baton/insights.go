@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/devpg"
 	"github.com/baton-run/baton/internal/insights"
 	"github.com/baton-run/baton/internal/store"
@@ -39,8 +40,8 @@ func runInsights(args []string, stdout, stderr io.Writer) int {
 	var asJSON bool
 	fl := flag.NewFlagSet("insights", flag.ContinueOnError)
 	stringFlag(fl, &databaseURL, "database-url", "", "PostgreSQL URL; wins over --data")
-	stringFlag(fl, &data, "data", ".baton", "data folder of baton dev: its PostgreSQL is used, whether baton dev runs or not, unless --database-url is given")
-	stringFlag(fl, &org, "org", "o_default", "organization id")
+	stringFlag(fl, &data, "data", defaultData, "data folder of baton dev: its PostgreSQL is used, whether baton dev runs or not, unless --database-url is given")
+	stringFlag(fl, &org, "org", auth.DefaultOrg, "organization id")
 	stringFlag(fl, &process, "process", "", "one process (default: every published process)")
 	stringFlag(fl, &since, "since", "30d", "the window, back from now: a number of days (30d), weeks (2w), or a Go duration (12h)")
 	stringFlag(fl, &inboxURL, "inbox-url", "", "the inbox's address (https://baton.example.com/inbox/), for links to the oldest open items (default: paths)")
