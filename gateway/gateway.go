@@ -30,6 +30,16 @@ const Version = "0.1.0"
 // DefaultLease is a claim's lease unless Options.Lease says otherwise.
 const DefaultLease = 10 * time.Minute
 
+// CheckLease reports a lease under its minimum of a second. It is the
+// check of Options.Lease (once a zero took its default), for a caller
+// that checks its settings before it makes a gateway.
+func CheckLease(d time.Duration) error {
+	if d < time.Second {
+		return fmt.Errorf("%v is under the minimum of 1s", d)
+	}
+	return nil
+}
+
 // DefaultMaxUploadBytes is the largest upload unless
 // Options.MaxUploadBytes says otherwise: 10 MiB.
 const DefaultMaxUploadBytes = 10 << 20
@@ -43,7 +53,8 @@ type Options struct {
 	// BaseURL is the gateway's public URL, used for file links and the
 	// protected-resource metadata. Default "http://127.0.0.1:8080".
 	BaseURL string
-	// Lease is the claim lease length. Default 10 minutes.
+	// Lease is the claim lease length. Default DefaultLease; at least a
+	// second (CheckLease).
 	Lease time.Duration
 	// CallWait is how long a call waits for Temporal and PostgreSQL before
 	// it answers retry; a write it started then finishes or not on its
@@ -118,8 +129,8 @@ func (o *Options) defaults() error {
 	if o.Lease == 0 {
 		o.Lease = DefaultLease
 	}
-	if o.Lease < time.Second {
-		return fmt.Errorf("gateway: Lease %v is under the minimum of 1s", o.Lease)
+	if err := CheckLease(o.Lease); err != nil {
+		return fmt.Errorf("gateway: Lease %w", err)
 	}
 	if o.CallWait == 0 {
 		o.CallWait = DefaultCallWait

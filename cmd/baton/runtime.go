@@ -75,8 +75,8 @@ func (c *runtimeConfig) check(withGateway bool) error {
 	if !withGateway {
 		return nil
 	}
-	if c.lease < time.Second {
-		return fmt.Errorf("--lease %v is under the minimum of 1s", c.lease)
+	if err := gateway.CheckLease(c.lease); err != nil {
+		return fmt.Errorf("--lease %w", err)
 	}
 	if err := gateway.CheckCallWait(c.callWait); err != nil {
 		return fmt.Errorf("--call-wait %w", err)
