@@ -143,6 +143,9 @@ func (c checkDone) apply(m *Machine, now time.Time) (any, error) {
 			e, _ := err.(*Error)
 			return &settled{refusal: e}, nil
 		}
+		if it != nil {
+			m.noticeDecided(len(m.effects), it, DecisionCompleted, c.By, now)
+		}
 		m.run, m.effects = trial.run, append(m.effects, trial.effects...)
 	case verdict.Verdict == VerdictFail:
 		// Run data does not change; the next attempt reads the verdict

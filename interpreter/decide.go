@@ -88,10 +88,12 @@ func (c Decide) apply(m *Machine, now time.Time) (any, error) {
 	}
 	s, sr := m.stepRun(it.StepID)
 	by := c.Actor.ID
+	mark := len(m.effects)
 	if it.Call != "" {
 		if err := m.decideCall(s, sr, it, c, now); err != nil {
 			return nil, err
 		}
+		m.noticeDecided(mark, it, c.Decision, by, now)
 		m.refreshState()
 		m.touch(now)
 		return m.View(now), nil
@@ -156,6 +158,7 @@ func (c Decide) apply(m *Machine, now time.Time) (any, error) {
 	case DecisionFailed:
 		m.failStep(s, *c.Note, by, now)
 	}
+	m.noticeDecided(mark, it, c.Decision, by, now)
 	m.refreshState()
 	m.touch(now)
 	return m.View(now), nil

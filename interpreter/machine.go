@@ -53,6 +53,8 @@ type Effect struct {
 	// Org is the run's organization, which the machine does not know:
 	// the host fills it in before it performs the effect.
 	Org string `json:"org,omitempty"`
+	// Notice is an EffectNotice's event (notices.go).
+	Notice *Notice `json:"notice,omitempty"`
 }
 
 // Command is one write to a run. Apply and Check take any command.
@@ -132,7 +134,7 @@ func (m *Machine) State() ([]byte, error) { return json.Marshal(m.run) }
 func (m *Machine) TakeEffects() []Effect {
 	e := m.effects
 	m.effects = nil
-	return e
+	return m.completeNotices(e)
 }
 
 // Apply runs a command. On a refusal it returns an *Error and the machine is
@@ -239,6 +241,7 @@ func (m *Machine) notifyItemOverdue(it *Item) {
 	}
 	a := it.AssignedTo
 	m.effects = append(m.effects, Effect{Kind: EffectOverdue, RunID: m.run.ID, StepID: it.StepID, WorkItemID: it.ID, AssignedTo: &a, Operators: m.run.Operators, Due: *it.Due})
+	m.noticeItemOverdue(it)
 }
 
 func (m *Machine) expireLease(sr *StepRun) {
@@ -264,6 +267,7 @@ func (m *Machine) notifyOverdue(s *Step, sr *StepRun) {
 		e.AssignedTo = &a
 	}
 	m.effects = append(m.effects, e)
+	m.noticeStepOverdue(s, sr)
 }
 
 func (m *Machine) timerFired(s *Step, sr *StepRun, now time.Time) {
@@ -617,6 +621,7 @@ func (m *Machine) end(state RunState, outcome string, ended *Ended) {
 	m.run.State = state
 	m.run.Outcome = outcome
 	m.run.Ended = ended
+	m.noticeEnded(ended)
 }
 
 func (m *Machine) openItem(stepID string) *Item {
@@ -641,6 +646,7 @@ func (m *Machine) openNewItem(stepID string, kind ItemKind, a Assignee, esc *Esc
 	m.run.NextItem++
 	it := &Item{ID: fmt.Sprintf("w_%d", m.run.NextItem), StepID: stepID, Kind: kind, AssignedTo: a, Escalation: esc, Since: now, Open: true}
 	m.run.Items = append(m.run.Items, it)
+	m.noticeOpened(it, now)
 	return it
 }
 

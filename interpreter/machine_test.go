@@ -444,7 +444,7 @@ func TestDueMarksOverdueOnce(t *testing.T) {
 	}
 	m.Tick(d)
 	m.Tick(d.Add(time.Minute))
-	e := m.TakeEffects()
+	e := overdueEffects(m.TakeEffects())
 	if len(e) != 1 || e[0].Kind != EffectOverdue || e[0].StepID != "check_vendor" {
 		t.Fatalf("effects %+v", e)
 	}
@@ -718,7 +718,7 @@ steps:
 	}
 	refused(t, m, Decide{WorkItemID: w.ID, Snapshot: w.Snapshot, Decision: DecisionApproved, Actor: outsider}, t0, CodeForbidden)
 	m.Tick(t0.Add(4 * time.Hour))
-	e := m.TakeEffects()
+	e := overdueEffects(m.TakeEffects())
 	if len(e) != 1 || e[0].WorkItemID != w.ID || e[0].AssignedTo.Person != "rita@example.com" || e[0].Operators != "operators" {
 		t.Fatalf("overdue effects %+v", e)
 	}
