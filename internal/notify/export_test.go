@@ -1,0 +1,7 @@
+package notify
+
+// Helpers shared with the external tests.
+var (
+	SampleNotice = sampleNotice
+	Link         = link
+)
