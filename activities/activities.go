@@ -1,6 +1,7 @@
 // Package activities holds the side effects a run's workflow asks for:
-// writing the run's read-model rows, overdue notifications, and reading a
-// Temporal cancellation request's who and why.
+// writing the run's read-model rows, delivering its events to the
+// organization's notification channels, and reading a Temporal
+// cancellation request's who and why.
 package activities
 
 import (
@@ -21,6 +22,7 @@ import (
 
 	"github.com/baton-run/baton/activities/downstream"
 	"github.com/baton-run/baton/activities/evaluator"
+	"github.com/baton-run/baton/internal/notify"
 	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/internal/telemetry"
 	"github.com/baton-run/baton/interpreter"
@@ -32,14 +34,18 @@ type Activities struct {
 	store      *store.Store
 	temporal   client.Client
 	downstream *downstream.Client
+	notifier   *notify.Notifier
 	opts       Options
 }
 
 // Options configure the activities.
 type Options struct {
 	// WebhookURL, when set, receives a JSON POST for every overdue
-	// notification. Default: none; notifications are logged only.
+	// notification of every organization. Default: none.
 	WebhookURL string
+	// Channels are each organization's notification channels (by
+	// organization id), where runs deliver their events. Default: none.
+	Channels map[string]*notify.File
 	// HTTPClient sends webhooks. Default: a client with a 10s timeout.
 	HTTPClient *http.Client
 	// Logger receives notifications and failures. Default: slog.Default().
@@ -115,6 +121,11 @@ func New(s *store.Store, c client.Client, opts *Options) (*Activities, error) {
 		a.opts.Downstream = d
 	}
 	a.downstream = a.opts.Downstream
+	n, err := a.newNotifier()
+	if err != nil {
+		return nil, err
+	}
+	a.notifier = n
 	return a, nil
 }
 
@@ -124,6 +135,7 @@ func (a *Activities) Register(r interface {
 }) {
 	r.RegisterActivityWithOptions(a.PublishRun, activity.RegisterOptions{Name: workflows.ActivityPublishRun})
 	r.RegisterActivityWithOptions(a.NotifyOverdue, activity.RegisterOptions{Name: workflows.ActivityNotifyOverdue})
+	r.RegisterActivityWithOptions(a.Notify, activity.RegisterOptions{Name: workflows.ActivityNotify})
 	r.RegisterActivityWithOptions(a.Evaluate, activity.RegisterOptions{Name: workflows.ActivityEvaluate})
 	r.RegisterActivityWithOptions(a.CallTool, activity.RegisterOptions{Name: workflows.ActivityCallTool})
 	r.RegisterActivityWithOptions(a.CancelRequest, activity.RegisterOptions{Name: workflows.ActivityCancelRequest})
@@ -132,12 +144,22 @@ func (a *Activities) Register(r interface {
 // PublishRun writes what a run publishes after a change, in one round
 // trip: its read-model rows (l, nil when they did not change; a write
 // older than the stored one changes nothing) and the answer of the write
-// that changed it (a, nil for a change made by time or a signal). In a
-// traced worker the write is the span "read model write".
+// that changed it (a, nil for a change made by time or a signal). It also
+// names the channels that take each of the run's notices
+// (Published.Channels), so that a run learns them without a round trip of
+// its own. In a traced worker the write is the span "read model write".
 //
 // A write whose requestId was another call's stores nothing and answers
 // Published.Reused; the run then discards the write.
-func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.Listing, ans *workflows.Answered) (_ workflows.Published, err error) {
+func (a *Activities) PublishRun(ctx context.Context, org string, l *interpreter.Listing, ans *workflows.Answered, notices []*interpreter.Notice) (out workflows.Published, err error) {
+	out, err = a.publishRun(ctx, org, l, ans)
+	if err == nil && !out.Reused && len(notices) > 0 {
+		out.Channels = a.plan(org, notices)
+	}
+	return out, err
+}
+
+func (a *Activities) publishRun(ctx context.Context, org string, l *interpreter.Listing, ans *workflows.Answered) (_ workflows.Published, err error) {
 	ctx, span := telemetry.Start(ctx, "read model write")
 	defer func() { telemetry.End(span, err) }()
 	var answer *store.Request

@@ -232,7 +232,7 @@ func fuzzRuns(f *testing.F, b bundle) string {
 		if err != nil {
 			f.Fatal(err)
 		}
-		if _, err := acts.PublishRun(ctx, "o_test", l, nil); err != nil {
+		if _, err := acts.PublishRun(ctx, "o_test", l, nil, nil); err != nil {
 			f.Fatal(err)
 		}
 	}

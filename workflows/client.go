@@ -79,7 +79,8 @@ func (c *Client) StartRun(ctx context.Context, in Input) (json.RawMessage, error
 		in.Mode = interpreter.ModeLive
 	}
 	in.RunID = RunID(in.Org, in.RequestID)
-	in.Lean = true // see changeLeanStart
+	in.Lean = true    // see changeLeanStart
+	in.Notices = true // see changeNotices
 	if in.Process.Frontmatter != nil {
 		// A run never reads its process's canonical frontmatter (the
 		// registry keeps it, and the hash the run pins covers it): it

@@ -33,6 +33,10 @@ type Input struct {
 	// recording so: every start sets it (Client.StartRun), and a run
 	// continued as new keeps it.
 	Lean bool `json:"lean,omitempty"`
+	// Notices says the run delivers its notices as version 1 of
+	// changeNotices without recording so: every start sets it
+	// (Client.StartRun), and a run continued as new keeps it.
+	Notices bool `json:"notices,omitempty"`
 	// OmitBody asks for the start's answer without the process's body,
 	// which the caller adds back (see Write.OmitBody).
 	OmitBody bool `json:"omitBody,omitempty"`
@@ -45,6 +49,8 @@ type Continued struct {
 	Recent []Answer        `json:"recent,omitempty"`
 	// Seen holds the update ids the run answered, packed (seen.go).
 	Seen string `json:"seen,omitempty"`
+	// Notices are those the run was delivering (notify.go).
+	Notices []*interpreter.Notice `json:"notices,omitempty"`
 }
 
 // Answer is an update's answer kept for replays.
@@ -85,6 +91,9 @@ type Answered struct {
 // run discards the write.
 type Published struct {
 	Reused bool `json:"reused,omitempty"`
+	// Channels name, for each notice the write was given, the channels
+	// of the run's organization that take it (docs/notifications.md).
+	Channels [][]string `json:"channels,omitempty"`
 }
 
 // ToolOf names the tool whose calls an update carries.

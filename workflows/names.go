@@ -33,6 +33,9 @@ const (
 	// Activities the workflow runs, by name.
 	ActivityPublishRun    = "PublishRun"
 	ActivityNotifyOverdue = "NotifyOverdue"
+	// ActivityNotify delivers a notice to one channel of the run's
+	// organization (docs/notifications.md); PublishRun names them.
+	ActivityNotify        = "Notify"
 	ActivityCancelRequest = "CancelRequest"
 	// ActivityEvaluate asks the check profile's evaluator about a
 	// submission (profile-check §3).

@@ -66,6 +66,22 @@ func notifyOptions() workflow.ActivityOptions {
 	}
 }
 
+// deliverOptions delivers a notice to one channel: up to NotifyAttempts
+// tries, backing off from 2s to 5 minutes (about half an hour in all). A
+// worker that dies mid-delivery misses its heartbeat, and the next try
+// starts 10 seconds later on another.
+func deliverOptions(n *interpreter.Notice, channel string) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: 2 * time.Second, BackoffCoefficient: 2, MaximumInterval: 5 * time.Minute,
+			MaximumAttempts: NotifyAttempts, NonRetryableErrorTypes: []string{NotifyPermanent},
+		},
+		Summary: string(n.Type) + " to " + channel,
+	}
+}
+
 // cancelRequestOptions reads who asked Temporal to cancel the run, and why.
 func cancelRequestOptions() workflow.ActivityOptions {
 	return workflow.ActivityOptions{

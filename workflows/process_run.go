@@ -78,6 +78,8 @@ type runner struct {
 	// reused is set when the start's requestId was another call's: the
 	// run discards itself.
 	reused bool
+	// notify holds the run's notices in flight (notify.go).
+	notify notifier
 }
 
 // ProcessRun runs one run of a pinned process until it ends.
@@ -92,6 +94,7 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "bad_state", err)
 		}
 		r.m, r.recent, r.seen = m, in.Continued.Recent, decodeSeen(in.Continued.Seen)
+		r.notify.queued = in.Continued.Notices
 	} else {
 		m, err := interpreter.StartRun(in.Start, now)
 		if err != nil {
@@ -266,6 +269,9 @@ func (r *runner) finish(ctx workflow.Context) (*Outcome, error) {
 	if err := workflow.Await(dctx, func() bool { return workflow.AllHandlersFinished(dctx) }); err != nil {
 		return nil, err
 	}
+	if err := r.awaitDeliveries(dctx); err != nil {
+		return nil, err
+	}
 	run := r.m.Run()
 	if run.State == interpreter.RunCancelled {
 		return nil, temporal.NewCanceledError(run.Ended)
@@ -320,6 +326,6 @@ func (r *runner) continueAsNew(ctx workflow.Context) error {
 	// The inputs are in the state's run data; a second copy would only
 	// take room in the one payload the input is.
 	next.Inputs = nil
-	next.Continued = &Continued{State: state, Recent: keepRecent(r.recent), Seen: r.seen.encode()}
+	next.Continued = &Continued{State: state, Recent: keepRecent(r.recent), Seen: r.seen.encode(), Notices: r.continuedNotices()}
 	return workflow.NewContinueAsNewError(ctx, ProcessRun, next)
 }

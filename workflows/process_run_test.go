@@ -72,7 +72,9 @@ type recorder struct {
 	mu       sync.Mutex
 	listings []*interpreter.Listing
 	overdue  []interpreter.Effect
-	cancel   CancelInfo
+	// notices are the notices delivered, by type.
+	notices map[interpreter.NoticeType][]*interpreter.Notice
+	cancel  CancelInfo
 	// hook, when set, runs after each listing is recorded, inside the
 	// local activity.
 	hook func(ctx context.Context, l *interpreter.Listing)
@@ -98,9 +100,14 @@ func setup(t *testing.T) *bundle {
 	env.SetStartTime(time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC))
 	rec := &recorder{}
 	env.RegisterWorkflowWithOptions(ProcessRun, workflowOptions())
-	env.RegisterActivityWithOptions(func(ctx context.Context, org string, l *interpreter.Listing, a *Answered) error {
+	env.RegisterActivityWithOptions(func(ctx context.Context, org string, l *interpreter.Listing, a *Answered, notices []*interpreter.Notice) (Published, error) {
+		// Every notice goes to one channel of the organization.
+		var out Published
+		for range notices {
+			out.Channels = append(out.Channels, []string{"channel-of-" + org})
+		}
 		if l == nil {
-			return nil
+			return out, nil
 		}
 		rec.mu.Lock()
 		rec.listings = append(rec.listings, l)
@@ -109,7 +116,7 @@ func setup(t *testing.T) *bundle {
 		if hook != nil {
 			hook(ctx, l)
 		}
-		return nil
+		return out, nil
 	}, activity.RegisterOptions{Name: ActivityPublishRun})
 	// A cancellation that races a handler must not trip the deadlock
 	// detector on a loaded machine.
@@ -120,6 +127,15 @@ func setup(t *testing.T) *bundle {
 		rec.overdue = append(rec.overdue, e)
 		return nil
 	}, activity.RegisterOptions{Name: ActivityNotifyOverdue})
+	env.RegisterActivityWithOptions(func(ctx context.Context, org, channel string, n *interpreter.Notice) error {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if rec.notices == nil {
+			rec.notices = map[interpreter.NoticeType][]*interpreter.Notice{}
+		}
+		rec.notices[n.Type] = append(rec.notices[n.Type], n)
+		return nil
+	}, activity.RegisterOptions{Name: ActivityNotify})
 	env.RegisterActivityWithOptions(func(ctx context.Context, id, runID string) (CancelInfo, error) {
 		return rec.cancel, nil
 	}, activity.RegisterOptions{Name: ActivityCancelRequest})
@@ -322,11 +338,14 @@ func TestDueNotifiesOnceAndNeverInTestMode(t *testing.T) {
 			if mode == interpreter.ModeTest {
 				want = 0
 			}
-			if len(b.rec.overdue) != want {
-				t.Fatalf("%d overdue notifications, want %d", len(b.rec.overdue), want)
+			overdue := b.rec.notices[interpreter.NoticeWorkOverdue]
+			if len(overdue) != want || len(b.rec.overdue) != 0 {
+				t.Fatalf("%d overdue notices (and %d of the earlier kind), want %d", len(overdue), len(b.rec.overdue), want)
 			}
-			if want > 0 && b.rec.overdue[0].Org != in.Org {
-				t.Fatalf("the overdue notification names organization %q, want the run's %q", b.rec.overdue[0].Org, in.Org)
+			// The cancelled run's end is delivered before its workflow
+			// closes.
+			if ended := b.rec.notices[interpreter.NoticeRunEnded]; len(ended) != want || (want > 0 && ended[0].Run.Outcome != "cancelled") {
+				t.Fatalf("run.ended notices %+v, want %d", ended, want)
 			}
 		})
 	}

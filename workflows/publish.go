@@ -52,20 +52,20 @@ func (r *runner) publish(ctx workflow.Context, answer *Answered) bool {
 	defer cancel()
 	lctx := workflow.WithLocalActivityOptions(dctx, publishOptions())
 	var out Published
-	if err := workflow.ExecuteLocalActivity(lctx, ActivityPublishRun, r.in.Org, l, answer).Get(lctx, &out); err != nil {
+	// The same write names the channels of the run's notices.
+	notices, overdue := r.takeEffects(ctx)
+	if err := workflow.ExecuteLocalActivity(lctx, ActivityPublishRun, r.in.Org, l, answer, notices).Get(lctx, &out); err != nil {
 		workflow.GetLogger(ctx).Error("publish run failed", "run", r.in.RunID, "error", err)
 	} else if out.Reused {
 		return false
-	} else if l != nil {
-		r.publishedSeq, r.everPublished = l.Seq, true
-		r.m.AttemptsWritten(l.AttemptRev)
+	} else {
+		if l != nil {
+			r.publishedSeq, r.everPublished = l.Seq, true
+			r.m.AttemptsWritten(l.AttemptRev)
+		}
+		r.deliver(ctx, out.Channels)
 	}
-	for _, e := range r.m.TakeEffects() {
-		e.Org = r.in.Org
-		actx := workflow.WithActivityOptions(ctx, notifyOptions())
-		// Fire and forget: a failing notification never blocks the run.
-		workflow.ExecuteActivity(actx, ActivityNotifyOverdue, e)
-	}
+	r.notifyOverdue(ctx, overdue)
 	if string(run.State) != r.state || run.Outcome != r.outcome {
 		r.state, r.outcome = string(run.State), run.Outcome
 		updates := []temporal.SearchAttributeUpdate{keyState.ValueSet(r.state)}

@@ -90,6 +90,9 @@ func (c *Channel) Takes(t interpreter.NoticeType) bool {
 	return false
 }
 
+// AllTypes are every event type, in the order the docs list them.
+func AllTypes() []interpreter.NoticeType { return interpreter.NoticeTypes }
+
 // Channel returns the channel with id, or nil.
 func (f *File) Channel(id string) *Channel {
 	if f == nil {
