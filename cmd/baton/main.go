@@ -30,6 +30,7 @@ var commands = map[string]command{
 	"bench":     {run: runBench, summary: "measure a running Baton under load, against Temporal's own floor"},
 	"runs":      {run: runRuns, summary: "list, show and cancel runs, as an operator"},
 	"insights":  {run: runInsights, summary: "print where a process's runs wait, how long steps take and who does them"},
+	"notify":    {run: runNotify, summary: "show deliveries of run events to the organizations' channels, check a channels file"},
 	"migrate":   {run: runMigrate, summary: "apply the schema migrations to PostgreSQL, before a rollout"},
 	"temporal":  {run: runTemporal, summary: "run Temporal alone on PostgreSQL, beside baton worker and gateway processes"},
 }

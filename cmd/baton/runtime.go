@@ -21,6 +21,7 @@ type runtimeConfig struct {
 	// The worker's.
 	workflowCache int
 	webhook       string
+	notify        listFlag
 
 	// The gateway's.
 	listen                                 string
@@ -51,7 +52,8 @@ func (c *runtimeConfig) flags(fl *flag.FlagSet, which runtimeFlags) {
 	durationFlag(fl, &c.drain, "drain", defaultDrain, "on SIGTERM or Ctrl-C, how long calls in flight (and the worker's activities) may take to finish before they are cut; a cut call answers retry")
 	if which.worker {
 		intFlag(fl, &c.workflowCache, "workflow-cache", defaultWorkflowCache, "runs the worker keeps in memory between their tasks; others are replayed from history when they next have work")
-		stringFlag(fl, &c.webhook, "webhook", "", "URL receiving overdue notifications as JSON POSTs")
+		stringFlag(fl, &c.webhook, "webhook", "", "URL receiving every organization's overdue steps as JSON POSTs (docs/notifications.md says how to move to --notify)")
+		fl.Var(&c.notify, "notify", "[ORG=]FILE: notification channels file (YAML) of organization ORG (default --org): where its runs' events go, by webhook, Slack or email; repeatable, one per organization; give every worker the same files")
 	}
 	if which.gateway {
 		stringFlag(fl, &c.listen, "listen", "127.0.0.1:8080", "gateway address")

@@ -195,8 +195,12 @@ func (c *runtimeConfig) startStack(ctx context.Context, o stackOptions, obs *obs
 		if err != nil {
 			return s, err
 		}
+		channels, err := loadChannels(c.org, c.notify, stdout)
+		if err != nil {
+			return s, err
+		}
 		stopWorker, err := startWorker(ctx, o.dbURL, o.temporal, o.taskQueue, c.workflowCache, c.drain, obs.metrics, activities.Options{
-			WebhookURL: c.webhook, InboxURL: o.notifyURL, Logger: log, Evaluator: ev,
+			WebhookURL: c.webhook, Channels: channels, InboxURL: o.notifyURL, Logger: log, Evaluator: ev,
 		})
 		if err != nil {
 			return s, err
