@@ -135,7 +135,7 @@ func inboxAs(t *testing.T, inboxURL string, who drive.Who, link string) (string,
 	}
 	base := strings.TrimSuffix(inboxURL, "/inbox/")
 	return get(hc.PostForm(base+"/inbox/signin", url.Values{
-		"csrf": {csrf[1]}, "next": {next[1]}, "kind": {"person"}, "id": {who.ID}, "groups": {strings.Join(who.Groups, " ")},
+		"csrf": {csrf[1]}, "next": {next[1]}, "kind": {string(who.Kind)}, "id": {who.ID}, "groups": {strings.Join(who.Groups, " ")},
 	}))
 }
 
@@ -276,6 +276,12 @@ func TestEmailEndToEnd(t *testing.T) {
 	}
 	if strings.Contains(out, testRun) || strings.Contains(out, smtpd.Password) {
 		t.Errorf("notify log shows the test run or the password:\n%s", out)
+	}
+	// So does the inbox, to operators.
+	ops := drive.Who{ID: "u_ops", Kind: interpreter.ActorOperator, Groups: []string{interpreter.DefaultOperators}}
+	path, page := inboxAs(t, dev.inboxURL, ops, dev.inboxURL+"notifications")
+	if path != "/inbox/notifications" || !strings.Contains(page, "email-1") || !strings.Contains(page, managerRun) || !strings.Contains(page, "run.ended") {
+		t.Errorf("the operators' notifications page at %s:\n%.2000s", path, page)
 	}
 }
 

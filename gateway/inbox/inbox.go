@@ -5,7 +5,9 @@
 // The inbox applies exactly the rules of the MCP tools because it calls
 // them: every page reads through get_work, get_run or list_runs, and every
 // form submits through decide, upload or cancel, by way of [Tools], for the
-// identity the session holds. It never reads the store or Temporal itself.
+// identity the session holds. It never reads the store or Temporal itself,
+// but for the operators' log of notification deliveries, which the tools
+// read for it (Options.Deliveries).
 // A refusal comes back as the tool's {code, message, issues}, and the page
 // shows each issue next to the field it names. Every form carries a
 // requestId made when the page was rendered, so a double click makes the
@@ -35,6 +37,7 @@ import (
 
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/gateway/oauth"
+	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -89,6 +92,10 @@ type Options struct {
 	SessionTTL time.Duration
 	// Logger receives failures. Default slog.Default().
 	Logger *slog.Logger
+	// Deliveries reads the deliveries log operators see under
+	// Notifications. Default: the tools' when they have one (a Deliveries
+	// method, as *gateway.Gateway has), else none and the page says so.
+	Deliveries DeliveryLog
 }
 
 // Inbox serves the web inbox.
@@ -161,6 +168,11 @@ func New(tools Tools, opts *Options) (*Inbox, error) {
 			return nil, err
 		}
 	}
+	if d, ok := tools.(interface {
+		Deliveries(ctx context.Context, org string, limit int) ([]store.Delivery, error)
+	}); ok && o.Deliveries == nil {
+		o.Deliveries = d.Deliveries
+	}
 	in.sign = newSigner(o.Secret, !loopback, o.BaseURL, o.Org)
 	if in.pages, err = parsePages(); err != nil {
 		return nil, err
@@ -193,6 +205,7 @@ func (in *Inbox) Handler() http.Handler {
 	mux.HandleFunc("GET "+Path+"{$}", in.authed(in.work))
 	mux.HandleFunc("GET "+Path+"escalations", in.authed(in.escalations))
 	mux.HandleFunc("GET "+Path+"runs", in.authed(in.runs))
+	mux.HandleFunc("GET "+Path+"notifications", in.authed(in.notifications))
 	mux.HandleFunc("GET "+Path+"runs/{run}", in.authed(in.run))
 	mux.HandleFunc("POST "+Path+"runs/{run}/cancel", in.authed(in.cancel))
 	mux.HandleFunc("GET "+Path+"runs/{run}/items/{item}", in.authed(in.item))

@@ -2,6 +2,9 @@ package notify_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -237,5 +240,29 @@ func TestEmailOverStartTLS(t *testing.T) {
 	err = n.Deliver(context.Background(), "o_acme", "email-1", no)
 	if err == nil || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), srv.Password) {
 		t.Fatalf("a refused login: %v", err)
+	}
+}
+
+// The three lines of Go that docs/notifications.md gives a receiver
+// accept Baton's signature and refuse a tampered body.
+func TestSignatureCheckOfTheDocs(t *testing.T) {
+	secret := []byte("whsec_docs")
+	body := []byte(`{"id":"ev_1","type":"work.opened"}`)
+	check := func(header string, body []byte) bool {
+		r := &http.Request{Header: http.Header{"Baton-Signature": {header}}}
+		t, sig, _ := strings.Cut(strings.TrimPrefix(r.Header.Get("Baton-Signature"), "t="), ",v1=")
+		mac := hmac.New(sha256.New, secret)
+		mac.Write([]byte(t + "."))
+		mac.Write(body)
+		sec, _ := strconv.ParseInt(t, 10, 64)
+		ok := hmac.Equal([]byte(sig), []byte(hex.EncodeToString(mac.Sum(nil)))) && time.Since(time.Unix(sec, 0)).Abs() < 5*time.Minute
+		return ok
+	}
+	h := Sign(secret, time.Now(), body)
+	if !check(h, body) {
+		t.Fatal("the documented check refuses Baton's signature")
+	}
+	if check(h, []byte(`{"id":"ev_1","type":"run.ended"}`)) || check(Sign(secret, time.Now().Add(-time.Hour), body), body) {
+		t.Fatal("the documented check accepts a tampered body or an old signature")
 	}
 }
