@@ -33,7 +33,7 @@ var layoutRows = []layoutRow{
 	{
 		pkgs:  []string{"activities/..."},
 		kind:  production,
-		may:   append([]string{"interpreter", "workflows"}, sharedBelow...),
+		may:   append([]string{"interpreter", "workflows", "internal/notify"}, sharedBelow...),
 		never: []string{"gateway/..."},
 	},
 	{
@@ -51,6 +51,7 @@ var layoutRows = []layoutRow{
 	},
 	{pkgs: []string{"internal/toolreg"}, kind: production, may: []string{"interpreter"}},
 	{pkgs: []string{"internal/insights"}, kind: production, may: []string{"interpreter"}, external: impure},
+	{pkgs: []string{"internal/notify"}, kind: production, may: []string{"interpreter"}},
 	{pkgs: []string{"internal/telemetry"}, kind: production},
 	{
 		pkgs:  []string{"internal/drive"},
@@ -68,6 +69,7 @@ var layoutRows = []layoutRow{
 
 	{pkgs: []string{"internal/testing/pgtest"}, kind: testSupport, may: []string{"internal/pgserver"}},
 	{pkgs: []string{"internal/testing/spectest", "internal/testing/memtest", "internal/testing/crmtest"}, kind: testSupport},
+	{pkgs: []string{"internal/testing/notifytest"}, kind: testSupport, may: []string{"internal/notify"}},
 	{
 		pkgs: []string{"internal/testing/drivetest"},
 		kind: testSupport,

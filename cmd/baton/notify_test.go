@@ -18,8 +18,8 @@ import (
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/notify"
-	"github.com/baton-run/baton/internal/notify/notifytest"
-	"github.com/baton-run/baton/internal/pgtest"
+	"github.com/baton-run/baton/internal/testing/notifytest"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 	"github.com/baton-run/baton/interpreter"
 )
 

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	. "github.com/baton-run/baton/internal/notify"
-	"github.com/baton-run/baton/internal/notify/notifytest"
+	"github.com/baton-run/baton/internal/testing/notifytest"
 	"github.com/baton-run/baton/interpreter"
 )
 
