@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -264,5 +266,78 @@ func TestSignatureCheckOfTheDocs(t *testing.T) {
 	}
 	if check(h, []byte(`{"id":"ev_1","type":"run.ended"}`)) || check(Sign(secret, time.Now().Add(-time.Hour), body), body) {
 		t.Fatal("the documented check accepts a tampered body or an old signature")
+	}
+}
+
+// --webhook still gets every organization's overdue work, and nothing
+// else, in the body it always had: unsigned, {"event":"step_overdue",
+// "org", "effect", "url"}.
+func TestDeploymentWebhookKeepsItsOverdueBody(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		bodies [][]byte
+		signed int
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		bodies = append(bodies, b)
+		if req.Header.Get("Baton-Signature") != "" {
+			signed++
+		}
+	}))
+	defer srv.Close()
+	n, err := New(nil, &Options{Webhook: srv.URL, Link: Link})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []interpreter.NoticeType{interpreter.NoticeWorkOpened, interpreter.NoticeWorkDecided, interpreter.NoticeRunEnded} {
+		if got := n.Plan("o_acme", SampleNotice(typ)); len(got) != 0 {
+			t.Fatalf("--webhook takes %s: %v", typ, got)
+		}
+	}
+	no := SampleNotice(interpreter.NoticeWorkOverdue)
+	for _, org := range []string{"o_acme", "o_other"} {
+		if got := n.Plan(org, no); !slices.Equal(got, []string{LegacyChannel}) {
+			t.Fatalf("plan of %s's overdue work: %v", org, got)
+		}
+	}
+	if err := n.Deliver(context.Background(), "o_acme", LegacyChannel, no); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 1 || signed != 0 {
+		t.Fatalf("%d posts, %d signed", len(bodies), signed)
+	}
+	var got struct {
+		Event  string `json:"event"`
+		Org    string `json:"org"`
+		URL    string `json:"url"`
+		Effect struct {
+			Kind       string               `json:"kind"`
+			RunID      string               `json:"runId"`
+			Org        string               `json:"org"`
+			StepID     string               `json:"stepId"`
+			WorkItemID string               `json:"workItemId"`
+			AssignedTo interpreter.Assignee `json:"assignedTo"`
+			Operators  string               `json:"operators"`
+			Due        time.Time            `json:"due"`
+		} `json:"effect"`
+	}
+	if err := json.Unmarshal(bodies[0], &got); err != nil {
+		t.Fatalf("%v: %s", err, bodies[0])
+	}
+	e := got.Effect
+	if got.Event != "step_overdue" || got.Org != "o_acme" || got.URL != Link("r_1", "w_1") ||
+		e.Kind != "overdue" || e.RunID != "r_1" || e.Org != "o_acme" || e.StepID != "finance_review" || e.WorkItemID != "w_1" ||
+		e.AssignedTo.Group != "finance-approver" || e.Operators != "operators" || !e.Due.Equal(*no.WorkItem.Due) {
+		t.Fatalf("the body %s", bodies[0])
+	}
+	// Without --webhook any more, a delivery planned for it gives up.
+	n, _ = New(nil, nil)
+	if err := n.Deliver(context.Background(), "o_acme", LegacyChannel, no); !errors.Is(err, ErrPermanent) {
+		t.Fatalf("delivering to a --webhook no longer set: %v", err)
 	}
 }
