@@ -25,7 +25,7 @@ SELECT $1, 'rb_' || i, $2, 1,
        'live', '{}', 'u_bench', s.started,
        CASE WHEN i <= $4 THEN s.started + make_interval(secs => 6000 + (i::bigint * 104729) % 80000) ELSE s.started + interval '2 hours' END,
        9
-FROM generate_series(1, $4 + $5) AS i,
+FROM generate_series(1, $4::int + $5::int) AS i,
      LATERAL (SELECT $3::timestamptz - make_interval(secs => 86400 + (i::bigint * 7919) % (29 * 86400))) AS s(started)`
 
 	// sqlSeedInsightsAttempts: each run's agent step, done within an

@@ -60,3 +60,40 @@ func BenchmarkPublishRunAttempts(b *testing.B) {
 		b.ReportMetric(float64(took[k].Microseconds())/1000/float64(n), name+"-ms")
 	}
 }
+
+// The insights bench's seeding gives the figures its shape says: every
+// ended run ended in the window, one in ten rejected; every open run waits
+// at its approval, one in three overdue; and the drop leaves nothing.
+func TestSeedInsightsBench(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	if err := b.store.SeedInsightsBench(b.ctx, "o_seed", "bench", 20, 10, now); err != nil {
+		t.Fatal(err)
+	}
+	in, err := b.store.Insights(b.ctx, "o_seed", "bench", &store.InsightsOptions{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]int{}
+	for _, o := range in.Runs.Outcomes {
+		outcomes[o.Outcome] = o.Count
+	}
+	if in.Runs.Started != 30 || in.Runs.Ended != 20 || in.Runs.Open != 10 || outcomes["ok"] != 18 || outcomes["rejected"] != 2 {
+		t.Fatalf("runs %+v", in.Runs)
+	}
+	work, check := in.Step("work"), in.Step("check")
+	if work == nil || check == nil || work.Attempts != 30 || work.DoneByAgent != 30 || work.LeaseExpiries != 1 || work.NotAccepted != 4 {
+		t.Fatalf("steps %s", js(in.Steps))
+	}
+	// Open runs are 21 to 30: 21, 24, 27 and 30 are overdue.
+	if check.Attempts != 30 || check.Ended != 20 || check.Rejected != 2 || check.Open.Waiting != 10 || check.Open.Overdue != 4 || len(in.Oldest) != 10 {
+		t.Fatalf("check %s, oldest %d", js(check), len(in.Oldest))
+	}
+	if err := b.store.DropInsightsBench(b.ctx, "o_seed"); err != nil {
+		t.Fatal(err)
+	}
+	if in, err = b.store.Insights(b.ctx, "o_seed", "bench", &store.InsightsOptions{Now: now}); err != nil || in.Runs.Started != 0 || len(in.Steps) != 0 || len(in.Oldest) != 0 {
+		t.Fatalf("after the drop: %v %s", err, js(in))
+	}
+}
