@@ -66,7 +66,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	intFlag(fl, &runs, "runs", 200, "runs per phase")
 	intFlag(fl, &concurrency, "concurrency", 32, "clients at once")
 	intFlag(fl, &pid, "pid", 0, "Baton process whose resident memory to report")
-	intFlag(fl, &samples, "samples", 200, "get_work and list_runs calls to time")
+	intFlag(fl, &samples, "samples", 200, "get_work and list_runs calls to time (with --insights, insights reports)")
 	intFlag(fl, &rounds, "rounds", 1, "times the full phase runs, each followed by the bare full shape with --temporal-address")
 	intFlag(fl, &handed, "handed", 0, "runs the handed phase walks to a person's work item and leaves open (default --runs)")
 	stringFlag(fl, &mcpClient, "client", "plain", "how the clients call over MCP: plain (one JSON-RPC request a call, little CPU beside the server) or sdk (the MCP Go SDK's client sessions)")
