@@ -354,3 +354,85 @@ func TestNotifyOrganizationsApart(t *testing.T) {
 		t.Errorf("organization b's events: %+v", got)
 	}
 }
+
+// baton notify check lists a good file's channels with the events each
+// takes, refuses a bad one with every issue at its line and column, and
+// --notify refuses the same file, and an organization given twice,
+// before anything starts.
+func TestNotifyCheck(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.yaml", `channels:
+  - kind: webhook
+    url: https://hooks.acme.example/baton
+    secret: { env: BATON_HOOK_SECRET }
+    events: [work.opened, work.overdue]
+  - kind: webhook
+    format: slack
+    url: { env: SLACK_WEBHOOK_URL }
+  - kind: email
+    smtp: { host: smtp.acme.example, port: 587, username: baton, password: { file: /etc/baton/smtp.pw } }
+    from: baton@acme.example
+    groups: { finance-approver: finance-approvals@acme.example }
+`)
+	bad := write("bad.yaml", `channels:
+  - kind: webhook
+    url: http://hooks.acme.example/baton
+    secret: { env: BATON_HOOK_SECRET }
+    colour: red
+`)
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		code    int
+		out     string
+		errWant []string
+	}{
+		{"good", []string{good}, 0, "webhook-1\twebhook\twork.opened,work.overdue\n" +
+			"webhook-2\twebhook (slack)\twork.opened,work.overdue,work.decided,run.ended,call.awaiting_approval,call.decided\n" +
+			"email-3\temail\twork.opened,work.overdue,work.decided,run.ended\n", nil},
+		{"bad", []string{bad}, 1, "", []string{
+			"2 issues", bad + ":3:10: channels[0].url: plain http only to a loopback host", bad + ":5:5: channels[0].colour: unknown field"}},
+		{"missing", []string{filepath.Join(dir, "none.yaml")}, 1, "", []string{"none.yaml"}},
+		{"no file", nil, 2, "", []string{"give one channels file"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := baton(append([]string{"notify", "check"}, tc.args...)...)
+			if code != tc.code || out != tc.out {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errOut)
+			}
+			for _, want := range tc.errWant {
+				if !strings.Contains(errOut, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, errOut)
+				}
+			}
+		})
+	}
+
+	var printed strings.Builder
+	files, err := loadChannels("o_a", []string{good, "o_b=" + good}, &printed)
+	if err != nil || len(files) != 2 || len(files["o_a"].Channels) != 3 || len(files["o_b"].Channels) != 3 {
+		t.Fatalf("loadChannels: %v, %v", files, err)
+	}
+	if want := "Notification channels of o_b from " + good + ": webhook-1, webhook-2, email-3"; !strings.Contains(printed.String(), want) {
+		t.Errorf("printed %q, want %q", printed.String(), want)
+	}
+	for _, tc := range []struct {
+		values []string
+		want   string
+	}{
+		{[]string{good, "o_a=" + bad}, "names organization o_a twice"},
+		{[]string{"o_b=" + bad}, "--notify o_b=" + bad + ": notification channels refused"},
+	} {
+		if _, err := loadChannels("o_a", tc.values, io.Discard); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("loadChannels(%q): %v, want %q", tc.values, err, tc.want)
+		}
+	}
+}
