@@ -62,7 +62,7 @@ var layoutRows = []layoutRow{
 	{pkgs: []string{"internal/load"}, kind: production, may: []string{"internal/drive", "interpreter", "workflows"}},
 	{pkgs: []string{"internal/runs"}, kind: production, may: []string{"internal/drive", "interpreter"}},
 	{pkgs: []string{"internal/pgserver"}, kind: production},
-	{pkgs: []string{"internal/soak"}, kind: production},
+	{pkgs: []string{"internal/soak"}, kind: production, may: []string{"activities/downstream", "gateway/auth", "internal/drive", "internal/pgserver", "interpreter"}},
 	{pkgs: []string{"internal/devpg"}, kind: production, may: []string{"internal/pgserver"}},
 	{pkgs: []string{"temporal-dev"}, kind: production},
 	{pkgs: []string{"cmd/baton"}, kind: production, may: []string{"..."}},
