@@ -36,6 +36,17 @@ turn N-1 times more and prints the ratio of each round and their median,
 which a machine whose speed drifts between phases needs. With --pid it
 reports that process's resident memory.
 
+With --soak D it measures nothing of an existing server: it starts Baton
+from this binary as separate processes (PostgreSQL, Temporal on it, two
+workers, two gateways) beside a tool server that records every request,
+drives a mix of work for D from --concurrency clients that retry as the
+specification says, and with --chaos meanwhile kills gateways and workers
+(kill -9), drains one (SIGTERM), restarts PostgreSQL and Temporal and sends
+stalled requests; then lets the runs finish and checks every run, every
+requestId, every view, every downstream call and every claim token. It
+prints one line per check, the counts, throughput and p99 per tool, and
+exits 1 on any broken check (docs/production.md, "The chaos soak").
+
 The process (--process-file) must be published on the server and need no
 waits; examples/bench is one: baton dev --processes examples/bench.
 Tokens come from --data (the data folder of baton dev) or from
@@ -51,6 +62,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		compression                                                          string
 		runs, concurrency, pid, samples, handed, rounds                      int
 		phases, mcpClient, insightsDB                                        string
+		soakFor                                                              time.Duration
+		chaos                                                                bool
+		seed                                                                 uint64
 	)
 	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fl.SetOutput(stderr)
@@ -72,10 +86,20 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	stringFlag(fl, &mcpClient, "client", "plain", "how the clients call over MCP: plain (one JSON-RPC request a call, little CPU beside the server) or sdk (the MCP Go SDK's client sessions)")
 	stringFlag(fl, &phases, "phases", "starts,listings,full", "phases to run, of starts, handed, listings and full (the bare comparison runs with --temporal-address)")
 	stringFlag(fl, &insightsDB, "insights", "", `instead of the phases, time the insights query against 100,000 ended and 10,000 open runs of one process, seeded into this PostgreSQL URL ("dev": the --data folder's) and deleted after; prints p50, p99 and EXPLAIN ANALYZE`)
+	fl.DurationVar(&soakFor, "soak", 0, "run the chaos soak for this long instead of measuring --url (see above)")
+	fl.BoolVar(&chaos, "chaos", false, "with --soak: kill, drain and restart processes while the work runs")
+	fl.Uint64Var(&seed, "seed", 0, "with --soak: seed of the work and the faults (default: the time)")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return 2
+	}
+	if soakFor > 0 {
+		return runSoak(soakFor, chaos, concurrency, seed, stdout, stderr)
+	}
+	if chaos {
+		fmt.Fprintln(stderr, "baton bench: --chaos needs --soak")
 		return 2
 	}
 	if insightsDB != "" {
