@@ -146,7 +146,7 @@ func (c checkDone) apply(m *Machine, now time.Time) (any, error) {
 		if it != nil {
 			m.noticeDecided(len(m.effects), it, DecisionCompleted, c.By, now)
 		}
-		m.run, m.effects = trial.run, append(m.effects, trial.effects...)
+		m.adopt(trial)
 	case verdict.Verdict == VerdictFail:
 		// Run data does not change; the next attempt reads the verdict
 		// and its lines in the handoff (profile-check §3).

@@ -16,6 +16,11 @@ func (r *Run) clone() *Run {
 			s.Handoff = &h
 		}
 		s.Joined = slices.Clip(slices.Clone(sr.Joined))
+		if sr.Fanout != nil {
+			f := *sr.Fanout
+			f.Children = slices.Clip(slices.Clone(f.Children))
+			s.Fanout = &f
+		}
 		c.Steps[i] = &s
 	}
 	c.Items = make([]*Item, len(r.Items))

@@ -234,16 +234,23 @@ func (m *Machine) rework(approval *Step, target string, now time.Time) {
 		if it := m.openItem(s.ID); it != nil {
 			it.Open = false
 		}
-		*sr = StepRun{ID: sr.ID, DoneSeq: sr.DoneSeq}
+		m.rewind(sr)
 	}
 	_, ar := m.stepRun(approval.ID)
-	*ar = StepRun{ID: ar.ID, DoneSeq: ar.DoneSeq}
+	m.rewind(ar)
 	m.retire(t.ID)
 	if it := m.openItem(t.ID); it != nil {
 		it.Open = false
 	}
-	*tr = StepRun{ID: tr.ID, DoneSeq: tr.DoneSeq}
+	m.rewind(tr)
 	m.activate(t.ID, now)
+}
+
+// rewind makes a step unreached again, keeping when it last completed;
+// children it still runs are cancelled.
+func (m *Machine) rewind(sr *StepRun) {
+	m.dropChildren(sr, "server", fmt.Sprintf("parent run %s went back to an earlier step", m.run.ID))
+	*sr = StepRun{ID: sr.ID, DoneSeq: sr.DoneSeq}
 }
 
 // CheckDecideArguments refuses, as invalid, the argument combinations

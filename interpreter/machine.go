@@ -18,7 +18,9 @@ type Machine struct {
 	run     *Run
 	branch  map[string]branchRef
 	effects []Effect
-	data    *dataMemo // what the run data measures and hashes to, shared with clones
+	// needs are the asynchronous needs made since TakeNeeds last ran.
+	needs []Need
+	data  *dataMemo // what the run data measures and hashes to, shared with clones
 	// checking says the machine is Check's clone, whose result no one
 	// reads: its views are left empty.
 	checking bool
@@ -146,9 +148,16 @@ func (m *Machine) Apply(cmd Command, now time.Time) (any, error) {
 		return nil, err
 	}
 	m.attemptRepairs += c.settleAttempts(now)
+	m.adopt(c)
+	return res, nil
+}
+
+// adopt takes a clone's state, and the effects and needs it made, as the
+// machine's own.
+func (m *Machine) adopt(c *Machine) {
 	m.run = c.run
 	m.effects = append(m.effects, c.effects...)
-	return res, nil
+	m.needs = append(m.needs, c.needs...)
 }
 
 // Check reports whether Apply would accept the command at now, without
@@ -170,6 +179,7 @@ func (m *Machine) clone() *Machine {
 func (m *Machine) Clone() *Machine {
 	c := m.clone()
 	c.effects = slices.Clone(m.effects)
+	c.needs = slices.Clone(m.needs)
 	return c
 }
 
@@ -389,6 +399,7 @@ func (m *Machine) activate(id string, now time.Time) {
 	if s == nil {
 		return
 	}
+	m.dropChildren(sr, "server", fmt.Sprintf("parent run %s started step %s again", m.run.ID, s.ID))
 	*sr = StepRun{ID: sr.ID, AttemptSeq: m.order(), DoneSeq: sr.DoneSeq, ReadySince: now}
 	if s.Due != nil {
 		due := now.Add(s.Due.D)
@@ -449,6 +460,9 @@ func (m *Machine) activate(id string, now time.Time) {
 		for _, entry := range s.Branches {
 			m.activate(entry, now)
 		}
+	case KindProcess:
+		sr.State = StepWaiting
+		m.startChildren(s, sr, now)
 	}
 }
 
@@ -591,24 +605,38 @@ func (m *Machine) join(s *Step, now time.Time) {
 
 // failStep fails a step and so ends the run failed (spec §3.5).
 func (m *Machine) failStep(s *Step, note, by string, now time.Time) {
-	m.failAttempt(s, by, now)
-	_, sr := m.stepRun(s.ID)
 	n := note
-	m.record(s.ID, &Record{Decision: DecisionFailed, Note: &n, By: by, At: FormatTime(now)})
+	m.failRecord(s, &Record{Decision: DecisionFailed, Note: &n, By: by, At: FormatTime(now)}, now)
+}
+
+// failRecord fails a step with rec, a failed decision with its note, and
+// so ends the run failed.
+func (m *Machine) failRecord(s *Step, rec *Record, now time.Time) {
+	m.failAttempt(s, rec.By, now)
+	_, sr := m.stepRun(s.ID)
+	by, note := rec.By, *rec.Note
+	m.record(s.ID, rec)
 	sr.State = StepFailed
 	sr.Lease, sr.Timer, sr.Progress = nil, nil, ""
 	if it := m.openItem(s.ID); it != nil {
 		it.Open = false
 	}
-	n2 := note
-	m.end(RunEnded, DecisionFailed, &Ended{By: by, At: FormatTime(now), Note: &n2})
+	m.end(RunEnded, DecisionFailed, &Ended{By: by, At: rec.At, Note: &note})
 }
 
 // end ends the run: unfinished steps cancelled, work items removed, leases
 // dropped, held events discarded (spec §3.5, SPEC-DECISIONS §14).
 func (m *Machine) end(state RunState, outcome string, ended *Ended) {
 	m.endRunAttempts(ended)
+	by, why := "server", fmt.Sprintf("parent run %s ended %s", m.run.ID, outcome)
+	if state == RunCancelled {
+		by, why = ended.By, fmt.Sprintf("parent run %s cancelled", m.run.ID)
+	}
+	if ended.Note != nil {
+		why += ": " + *ended.Note
+	}
 	for _, sr := range m.run.Steps {
+		m.dropChildren(sr, by, why)
 		if sr.State.Open() {
 			sr.State = StepCancelled
 		}

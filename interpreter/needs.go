@@ -12,20 +12,28 @@ import (
 // process-test runner) only does what is asked: runs an activity, calls an
 // evaluator, or answers from a script.
 
-// A Need is something a run asks of its host before a write can answer:
-// a check's evaluation (*CheckNeeded) or a downstream tool call
-// (*CallNeeded). The machine makes it while it applies the command and
+// A Need is something a run asks of its host. The machine makes it and
 // puts into it everything the answer needs (the submission, its author,
-// the work item), so a host never looks at the command that made it. The
-// host performs it and hands its Reply to Machine.Answer.
+// the work item; a child's inputs), so a host never looks at the command
+// that made it: the host only does what it asks.
 //
-// Such a need is synchronous: it is the result of Apply, and the write
-// that made it waits for the answer. A need that no one write waits for
-// (a sub-process step's children, which end days later) is asynchronous:
-// the machine makes it in any write or tick, the host takes it as it
-// takes effects, and its answers arrive later as commands of their own.
-type Need interface {
-	// done is the command that applies r to the run.
+// A synchronous need is a command's result from Apply, and the write that
+// made it waits for it: a check's evaluation (*CheckNeeded) or a
+// downstream tool call (*CallNeeded). The host hands its Reply to
+// Machine.Answer.
+//
+// An asynchronous need is one no write waits for: the children of a
+// process step to start (*ChildNeeded) or to cancel (*ChildCancelNeeded).
+// Any write or tick may make it; the host takes it with TakeNeeds, as it
+// takes effects, and its answers come back later as commands of their own
+// (ChildEnded, ChildNotStarted), so what the run waits for is in its state
+// and survives continue-as-new.
+type Need interface{ need() }
+
+// syncNeed is a synchronous need: done is the command that applies the
+// host's reply.
+type syncNeed interface {
+	Need
 	done(r Reply) (Command, error)
 }
 
@@ -73,7 +81,11 @@ type settled struct {
 // host's bug (an answer to a need the run no longer has) and changes
 // nothing.
 func (m *Machine) Answer(n Need, r Reply, now time.Time) (any, error) {
-	cmd, err := n.done(r)
+	sn, ok := n.(syncNeed)
+	if !ok {
+		return nil, fmt.Errorf("answer: a %T is answered by commands of its own", n)
+	}
+	cmd, err := sn.done(r)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +102,9 @@ func (m *Machine) Answer(n Need, r Reply, now time.Time) (any, error) {
 	}
 	return out.result, nil
 }
+
+func (*CheckNeeded) need() {}
+func (*CallNeeded) need()  {}
 
 func (n *CheckNeeded) done(r Reply) (Command, error) {
 	a, ok := r.(CheckReply)

@@ -29,6 +29,9 @@ type Start struct {
 	Mode    string `json:"mode"`
 	Starter Actor  `json:"starter"`
 	Limits  Limits `json:"limits"`
+	// Parent is the run and process step that start a child run; nil for
+	// a run started by start_run.
+	Parent *ParentRef `json:"parent,omitempty"`
 }
 
 // StartRun checks a start and returns the run's machine with every
@@ -53,7 +56,7 @@ func StartRun(c Start, now time.Time) (*Machine, error) {
 		inputs = map[string]any{}
 	}
 	issues := CheckValues("inputs", c.Process.Inputs, inputs)
-	if c.Starter.Kind == ActorAgent && c.Process.UsesInitiator() {
+	if c.Starter.Kind == ActorAgent && (c.Process.UsesInitiator() || c.Children.NeedsInitiator()) {
 		issues = append(issues, "initiator: a run started by an agent has no initiator, and this process assigns steps to initiator")
 	}
 	limits := c.Limits
@@ -74,6 +77,8 @@ func StartRun(c Start, now time.Time) (*Machine, error) {
 		UpdatedAt: now,
 		State:     RunActive,
 		Data:      Data{Inputs: inputs, Steps: map[string]*StepData{}},
+		Children:  c.Children,
+		Parent:    c.Parent,
 	}
 	if r.Operators == "" {
 		r.Operators = DefaultOperators

@@ -92,6 +92,9 @@ type Limits struct {
 	// Check holds the check profile's thresholds and the evaluator's view
 	// of run data. Zero fields take the profile's defaults.
 	Check CheckLimits `json:"check,omitzero"`
+	// Children caps how many children one process step may start
+	// (baton-subprocess-1). Default DefaultMaxChildren.
+	Children int `json:"children,omitempty"`
 }
 
 // DefaultRunDataBytes is the default run-data cap.
@@ -295,6 +298,8 @@ type StepRun struct {
 	// PendingCheck is an unsure verdict waiting on a person; run data
 	// shows it as steps.<id>.check meanwhile (profile-check §3).
 	PendingCheck json.RawMessage `json:"pendingCheck,omitempty"`
+	// Fanout is a process step's children (baton-subprocess-1).
+	Fanout *Fanout `json:"fanout,omitempty"`
 }
 
 // HeldEvent is an event delivered before (or without) its wait.
@@ -346,4 +351,9 @@ type Run struct {
 	Attempts        []*Attempt `json:"attempts,omitempty"`
 	AttemptRev      int64      `json:"attemptRev,omitempty"`
 	AttemptsWritten int64      `json:"attemptsWritten,omitempty"`
+	// Children are the versions the run's process steps run, pinned at
+	// start (baton-subprocess-1); Parent is the run and step that started
+	// this run, when a process step did.
+	Children Bindings   `json:"children,omitempty"`
+	Parent   *ParentRef `json:"parent,omitempty"`
 }

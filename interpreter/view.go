@@ -37,6 +37,8 @@ type StepView struct {
 	State   *string `json:"state"`
 	Due     string  `json:"due,omitempty"`
 	Overdue *bool   `json:"overdue,omitempty"`
+	// Children is a waiting process step's (baton-subprocess-1).
+	Children *ChildCount `json:"children,omitempty"`
 }
 
 // WorkItem is an open work item as get_run and get_work show it.
@@ -138,7 +140,7 @@ func (m *Machine) View(now time.Time) *View {
 		v.Run.Outcome = &o
 	}
 	for i, sr := range r.Steps {
-		sv := StepView{ID: sr.ID, Kind: m.proc.Steps[i].Kind}
+		sv := StepView{ID: sr.ID, Kind: m.proc.Steps[i].Kind, Children: childCount(sr)}
 		if st := m.effectiveState(sr, now); st != StepNull {
 			s := string(st)
 			sv.State = &s
