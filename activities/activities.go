@@ -139,6 +139,7 @@ func (a *Activities) Register(r interface {
 	r.RegisterActivityWithOptions(a.Evaluate, activity.RegisterOptions{Name: workflows.ActivityEvaluate})
 	r.RegisterActivityWithOptions(a.CallTool, activity.RegisterOptions{Name: workflows.ActivityCallTool})
 	r.RegisterActivityWithOptions(a.CancelRequest, activity.RegisterOptions{Name: workflows.ActivityCancelRequest})
+	r.RegisterActivityWithOptions(a.LoadChild, activity.RegisterOptions{Name: workflows.ActivityLoadChild})
 }
 
 // PublishRun writes what a run publishes after a change, in one round

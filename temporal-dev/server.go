@@ -108,6 +108,11 @@ type Options struct {
 	// start and stop, and is the default logger of clients from
 	// Server.NewClient. Default nil: nothing is logged.
 	Logger *slog.Logger
+
+	// SuggestContinueAsNew is the length of a workflow's history, in events,
+	// from which the server suggests that it continue as new. Default 0:
+	// Temporal's own, 4096. Tests set it low to make runs continue as new.
+	SuggestContinueAsNew int
 }
 
 // Server is a running Temporal server. Its methods are safe for concurrent
@@ -193,7 +198,7 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 		}
 		frontend = net.JoinHostPort(host, strconv.Itoa(frontendPort))
 		conf := serverConfig(o.IP, frontendPort, frontend, internal, persistence)
-		srv, err = newServer(conf, frontend, internal, srvLogger)
+		srv, err = newServer(conf, frontend, internal, srvLogger, o.SuggestContinueAsNew)
 		if err == nil {
 			if err = guard(srv.Start); err != nil {
 				srvLogger.quiet.Store(true)
@@ -434,17 +439,21 @@ func serverConfig(ip string, frontendPort int, frontend string, internal []int, 
 //
 // Its history cache of 8096 runs stays: 2000 saved 140 MB with 10,000 open
 // runs but walked runs about 10% slower (docs/design.md, "Memory").
-func dynamicConfig() dynamicconfig.StaticClient {
-	return dynamicconfig.StaticClient{
+func dynamicConfig(suggestContinueAsNew int) dynamicconfig.StaticClient {
+	dc := dynamicconfig.StaticClient{
 		dynamicconfig.ForceNexusEndpointRefreshOnRead.Key():              true,
 		dynamicconfig.FrontendPersistenceMaxQPS.Key():                    10000,
 		dynamicconfig.HistoryPersistenceMaxQPS.Key():                     45000,
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8096,
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 	}
+	if suggestContinueAsNew > 0 {
+		dc[dynamicconfig.HistoryCountSuggestContinueAsNew.Key()] = suggestContinueAsNew
+	}
+	return dc
 }
 
-func newServer(conf *config.Config, frontend string, internal []int, logger *serverLogger) (temporal.Server, error) {
+func newServer(conf *config.Config, frontend string, internal []int, logger *serverLogger, suggestContinueAsNew int) (temporal.Server, error) {
 	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
 	if err != nil {
 		return nil, fmt.Errorf("temporaldev: authorizer: %w", err)
@@ -471,7 +480,7 @@ func newServer(conf *config.Config, frontend string, internal []int, logger *ser
 			temporal.WithLogger(logger),
 			temporal.WithAuthorizer(authorizer),
 			temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
-			temporal.WithDynamicConfigClient(dynamicConfig()),
+			temporal.WithDynamicConfigClient(dynamicConfig(suggestContinueAsNew)),
 		)
 		return err
 	})

@@ -108,7 +108,12 @@ func setup(tb testing.TB) *harness {
 // registrations. Nil options mean workertest's defaults.
 func setupWith(tb testing.TB, o *workertest.Options) *harness {
 	tb.Helper()
-	c := temporalClient(tb)
+	return setupOn(tb, temporalClient(tb), o)
+}
+
+// setupOn is setupWith on the Temporal server c speaks to.
+func setupOn(tb testing.TB, c client.Client, o *workertest.Options) *harness {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dbURL := pgtest.NewDatabase(tb)
@@ -334,10 +339,15 @@ func (r *run) history(runID string) *historypb.History { return r.h.history(r.h.
 // save writes a workflow's history to testdata/<name>.json under -record,
 // in the format WorkflowReplayer.ReplayWorkflowHistoryFromJSONFile reads.
 func (h *harness) save(tb testing.TB, id, name string) {
+	h.saveRun(tb, id, "", name)
+}
+
+// saveRun is save for one run of the workflow ("" for its latest).
+func (h *harness) saveRun(tb testing.TB, id, runID, name string) {
 	if !*record {
 		return
 	}
-	b, err := protojson.Marshal(h.history(tb, id, ""))
+	b, err := protojson.Marshal(h.history(tb, id, runID))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -26,6 +26,13 @@ const (
 	// SignalRefusal records a refused submission's issues into the step's
 	// handoff (a refusal itself records nothing in history).
 	SignalRefusal = "note_refusal"
+	// SignalChildEnded tells a run that one of its process steps' child
+	// runs ended (baton-subprocess-1): the child sends it as it closes, so
+	// it reaches its parent after the parent continued as new.
+	SignalChildEnded = "child_ended"
+	// SignalCancel cancels a run with who and why: a parent cancels its
+	// children so, and an SRE may too.
+	SignalCancel = "cancel"
 
 	// QueryView returns the run view.
 	QueryView = "view"
@@ -43,6 +50,9 @@ const (
 	// ActivityCallTool sends one call to a downstream tool server
 	// (profile-tools §6.3).
 	ActivityCallTool = "CallTool"
+	// ActivityLoadChild reads the published version a process step's
+	// children run (baton-subprocess-1).
+	ActivityLoadChild = "LoadChild"
 
 	// Search attributes the workflow keeps current for SREs.
 	SearchProcess = "BatonProcess"

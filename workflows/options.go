@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -45,6 +46,16 @@ func callOptions(need *interpreter.CallNeeded) workflow.ActivityOptions {
 		StartToCloseTimeout: timeout + 10*time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, MaximumAttempts: attempts},
 		Summary:             "call " + need.Tool,
+	}
+}
+
+// loadChildOptions reads the version a process step's children run. A
+// store that is down is waited for; a version that is gone is not.
+func loadChildOptions(b interpreter.ChildBinding) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, NonRetryableErrorTypes: []string{ChildVersionGone}},
+		Summary:             fmt.Sprintf("read %s v%d", b.Process, b.Version),
 	}
 }
 

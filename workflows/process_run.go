@@ -80,6 +80,8 @@ type runner struct {
 	reused bool
 	// notify holds the run's notices in flight (notify.go).
 	notify notifier
+	// kids are the starts and cancellations of child runs in flight.
+	kids kids
 }
 
 // ProcessRun runs one run of a pinned process until it ends.
@@ -247,10 +249,9 @@ func (r *runner) register(ctx workflow.Context) error {
 	// signal to this coroutine before it runs, where nothing else can see
 	// it, and a run that continued as new in that task would lose it.
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		events := workflow.GetSignalChannel(ctx, SignalEvent)
-		refusals := workflow.GetSignalChannel(ctx, SignalRefusal)
+		pending := signalled(ctx)
 		for {
-			if err := workflow.Await(ctx, func() bool { return events.Len() > 0 || refusals.Len() > 0 }); err != nil {
+			if err := workflow.Await(ctx, pending); err != nil {
 				return
 			}
 			r.drainSignals(ctx)
@@ -266,9 +267,10 @@ func (r *runner) finish(ctx workflow.Context) (*Outcome, error) {
 	// nothing: wait for the handlers regardless.
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
-	if err := workflow.Await(dctx, func() bool { return workflow.AllHandlersFinished(dctx) }); err != nil {
+	if err := workflow.Await(dctx, func() bool { return workflow.AllHandlersFinished(dctx) && r.kids.idle() }); err != nil {
 		return nil, err
 	}
+	r.tellParent(dctx)
 	if err := r.awaitDeliveries(dctx); err != nil {
 		return nil, err
 	}

@@ -66,6 +66,7 @@ func (r *runner) publish(ctx workflow.Context, answer *Answered) bool {
 		r.deliver(ctx, out.Channels)
 	}
 	r.notifyOverdue(ctx, overdue)
+	r.perform(ctx, r.m.TakeNeeds())
 	if string(run.State) != r.state || run.Outcome != r.outcome {
 		r.state, r.outcome = string(run.State), run.Outcome
 		updates := []temporal.SearchAttributeUpdate{keyState.ValueSet(r.state)}

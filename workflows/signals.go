@@ -15,19 +15,66 @@ func eventCommand(ev EventSignal) interpreter.SendEvent {
 	return interpreter.SendEvent{Name: ev.Name, Data: ev.Data, Actor: interpreter.Actor{ID: sender, Kind: interpreter.ActorSystem}}
 }
 
+// signalCommands are the signals a run takes and the command each
+// carries, in the order drainSignals applies them.
+var signalCommands = []struct {
+	name    string
+	receive func(c workflow.ReceiveChannel) (interpreter.Command, bool)
+}{
+	{SignalEvent, func(c workflow.ReceiveChannel) (interpreter.Command, bool) {
+		var ev EventSignal
+		ok := c.ReceiveAsync(&ev)
+		return eventCommand(ev), ok
+	}},
+	{SignalRefusal, func(c workflow.ReceiveChannel) (interpreter.Command, bool) {
+		var n interpreter.NoteRefusal
+		ok := c.ReceiveAsync(&n)
+		return n, ok
+	}},
+	{SignalChildEnded, func(c workflow.ReceiveChannel) (interpreter.Command, bool) {
+		var e ChildEnd
+		ok := c.ReceiveAsync(&e)
+		return interpreter.ChildEnded{RunID: e.RunID, Outcome: e.Outcome, Note: e.Note}, ok
+	}},
+	{SignalCancel, func(c workflow.ReceiveChannel) (interpreter.Command, bool) {
+		var x CancelSignal
+		ok := c.ReceiveAsync(&x)
+		if x.By == "" {
+			x.By = "temporal"
+		}
+		return interpreter.Cancel{Actor: interpreter.Actor{ID: x.By, Kind: interpreter.ActorSystem}, Reason: x.Reason}, ok
+	}},
+}
+
+// signalled returns a check of whether a signal was delivered and not
+// yet applied: a loop's wait condition, evaluated often.
+func signalled(ctx workflow.Context) func() bool {
+	chans := make([]workflow.ReceiveChannel, len(signalCommands))
+	for i, s := range signalCommands {
+		chans[i] = workflow.GetSignalChannel(ctx, s.name)
+	}
+	return func() bool {
+		for _, c := range chans {
+			if c.Len() > 0 {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 // settle lets running update handlers finish (Temporal fails accepted
-// updates still running when a run continues as new) and applies the
-// signals delivered but not yet applied (they would be lost with this
-// run), until neither is left. It fails only when the workflow is
-// cancelled meanwhile.
+// updates still running when a run continues as new), lets the starts and
+// cancellations of children in flight be sent, and applies the signals
+// delivered but not yet applied (they would be lost with this run), until
+// none is left. It fails only when the workflow is cancelled meanwhile.
 func (r *runner) settle(ctx workflow.Context) error {
-	events := workflow.GetSignalChannel(ctx, SignalEvent)
-	refusals := workflow.GetSignalChannel(ctx, SignalRefusal)
+	pending := signalled(ctx)
 	for {
-		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && r.kids.idle() }); err != nil {
 			return err
 		}
-		if events.Len() == 0 && refusals.Len() == 0 {
+		if !pending() {
 			return nil
 		}
 		r.drainSignals(ctx)
@@ -37,21 +84,15 @@ func (r *runner) settle(ctx workflow.Context) error {
 // drainSignals applies the signals delivered to this run and not yet
 // applied, in the order they arrived on each channel.
 func (r *runner) drainSignals(ctx workflow.Context) {
-	events := workflow.GetSignalChannel(ctx, SignalEvent)
-	refusals := workflow.GetSignalChannel(ctx, SignalRefusal)
-	for {
-		var ev EventSignal
-		if !events.ReceiveAsync(&ev) {
-			break
+	for _, s := range signalCommands {
+		c := workflow.GetSignalChannel(ctx, s.name)
+		for {
+			cmd, ok := s.receive(c)
+			if !ok {
+				break
+			}
+			r.signal(ctx, cmd)
 		}
-		r.signal(ctx, eventCommand(ev))
-	}
-	for {
-		var n interpreter.NoteRefusal
-		if !refusals.ReceiveAsync(&n) {
-			break
-		}
-		r.signal(ctx, n)
 	}
 }
 

@@ -1,0 +1,208 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/baton-run/baton/interpreter"
+)
+
+// This file runs a process step's children (baton-subprocess-1) as
+// Temporal child workflows of the run, one ProcessRun each. The machine
+// asks for them (interpreter.ChildNeeded) and for their cancellation
+// (interpreter.ChildCancelNeeded); the run only does it. A child tells its
+// parent that it ended by signal (SignalChildEnded) as it closes: the
+// signal goes to the parent's workflow id, so it reaches the parent's
+// current run after a continue-as-new, where an SDK child future would
+// not. Children are abandoned when their parent's run closes, so that a
+// continue-as-new keeps them; the machine cancels the ones it no longer
+// waits for, with its reason.
+
+// ChildEnd is the payload of SignalChildEnded: the child run, the outcome
+// it ended with (cancelled for a cancelled run) and its ended.note.
+type ChildEnd struct {
+	RunID   string  `json:"runId"`
+	Outcome string  `json:"outcome"`
+	Note    *string `json:"note"`
+}
+
+// CancelSignal is the payload of SignalCancel: who cancels the run and why.
+type CancelSignal struct {
+	By     string `json:"by"`
+	Reason string `json:"reason"`
+}
+
+// ChildVersionGone is the LoadChild activity's error type when the bound
+// version is not in the registry.
+const ChildVersionGone = "child_version_gone"
+
+// ChildVersion is the published version a process step runs, as the
+// LoadChild activity reads it: its definition, role bindings and own child
+// bindings.
+type ChildVersion struct {
+	Process  *interpreter.Process `json:"process"`
+	Roles    map[string]string    `json:"roles,omitempty"`
+	Children interpreter.Bindings `json:"children,omitempty"`
+}
+
+// kids is what a run's workflow keeps of its children between the
+// machine's needs and Temporal: the starts and cancellations in flight
+// and the versions read.
+type kids struct {
+	// busy counts the starts and cancellations not yet sent.
+	busy int
+	// starting holds the children whose start is in flight, by run id.
+	starting map[string]bool
+	// versions are the LoadChild activities, by process and version.
+	versions map[string]workflow.Future
+}
+
+// idle reports whether no start or cancellation of a child is in flight:
+// the run may continue as new or close.
+func (k *kids) idle() bool { return k.busy == 0 }
+
+// perform does the asynchronous needs the machine made: each start and
+// each cancellation goes on in a coroutine of its own, so that many
+// children start in one workflow task.
+func (r *runner) perform(ctx workflow.Context, needs []interpreter.Need) {
+	for _, n := range needs {
+		switch n := n.(type) {
+		case *interpreter.ChildNeeded:
+			if r.kids.starting == nil {
+				r.kids.starting = map[string]bool{}
+			}
+			r.kids.starting[n.Start.RunID] = true
+			r.kids.busy++
+			workflow.Go(ctx, func(ctx workflow.Context) {
+				defer func() { r.kids.busy-- }()
+				r.startChild(ctx, n)
+				delete(r.kids.starting, n.Start.RunID)
+			})
+		case *interpreter.ChildCancelNeeded:
+			r.kids.busy++
+			workflow.Go(ctx, func(ctx workflow.Context) {
+				defer func() { r.kids.busy-- }()
+				r.cancelChild(ctx, n)
+			})
+		default:
+			workflow.GetLogger(ctx).Error("the run cannot perform a need", "need", fmt.Sprintf("%T", n))
+		}
+	}
+}
+
+// startChild starts one child workflow and waits until Temporal has it. A
+// child that cannot start (its version cannot be read, it refuses its
+// inputs, Temporal refuses the start) is told to the machine, which fails
+// the step.
+func (r *runner) startChild(ctx workflow.Context, need *interpreter.ChildNeeded) {
+	// A parent being cancelled still starts what it asked for, and then
+	// cancels it with its reason: Temporal's cancellation of the parent, or
+	// of this context, would cancel the child without one. So the context
+	// is never cancelled.
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	in, initial, err := r.childInput(ctx, need)
+	if err != nil {
+		r.signal(ctx, need.NotStarted(err.Error()))
+		return
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            in.RunID,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		StaticSummary: fmt.Sprintf("%s v%d (%s), child of run %s, step %s",
+			in.Process.Name, in.Version, in.Mode, r.in.RunID, need.StepID),
+		StaticDetails:         staticDetails(in),
+		TypedSearchAttributes: startAttributes(in, initial),
+	})
+	f := workflow.ExecuteChildWorkflow(cctx, ProcessRun, in)
+	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		r.signal(ctx, need.NotStarted("Temporal did not start it: "+err.Error()))
+		return
+	}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		// A child that ends or is cancelled says so by signal. One whose
+		// workflow closed otherwise (terminated, or failed by a bug) never
+		// will: while this run lasts, its closing stands for its end.
+		err := f.Get(ctx, nil)
+		var cancelled *temporal.CanceledError
+		if err == nil || errors.As(err, &cancelled) {
+			return
+		}
+		note := "its workflow closed without ending the run: " + err.Error()
+		r.signal(ctx, interpreter.ChildEnded{RunID: in.RunID, Outcome: interpreter.DecisionFailed, Note: &note})
+	})
+}
+
+// childInput builds the child's start from the need and its version, and
+// checks it as the child's machine will.
+func (r *runner) childInput(ctx workflow.Context, need *interpreter.ChildNeeded) (Input, interpreter.RunState, error) {
+	key := fmt.Sprintf("%s@%d", need.Binding.Process, need.Binding.Version)
+	if r.kids.versions == nil {
+		r.kids.versions = map[string]workflow.Future{}
+	}
+	f, ok := r.kids.versions[key]
+	if !ok {
+		actx := workflow.WithActivityOptions(ctx, loadChildOptions(need.Binding))
+		f = workflow.ExecuteActivity(actx, ActivityLoadChild, r.in.Org, need.Binding)
+		r.kids.versions[key] = f
+	}
+	var v ChildVersion
+	if err := f.Get(ctx, &v); err != nil {
+		return Input{}, "", fmt.Errorf("version %d of %s cannot be read: %w", need.Binding.Version, need.Binding.Process, err)
+	}
+	if v.Process == nil || v.Process.Hash != need.Binding.Hash {
+		return Input{}, "", fmt.Errorf("version %d of %s is not the one the step was bound to", need.Binding.Version, need.Binding.Process)
+	}
+	st := need.Start
+	st.Process, st.Roles, st.Children = v.Process, v.Roles, v.Children
+	m, err := interpreter.StartRun(st, workflow.Now(ctx))
+	if err != nil {
+		var e *interpreter.Error
+		if errors.As(err, &e) && len(e.Issues) > 0 {
+			err = errors.New(strings.Join(e.Issues, "; "))
+		}
+		return Input{}, "", err
+	}
+	in := Input{Org: r.in.Org, Start: st, InboxURL: r.in.InboxURL, Lean: true, OmitBody: r.in.OmitBody}
+	return in, m.Run().State, nil
+}
+
+// cancelChild asks a child to cancel itself with the machine's reason,
+// once its start is through.
+func (r *runner) cancelChild(ctx workflow.Context, need *interpreter.ChildCancelNeeded) {
+	ctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	if err := workflow.Await(ctx, func() bool { return !r.kids.starting[need.RunID] }); err != nil {
+		return
+	}
+	err := workflow.SignalExternalWorkflow(ctx, need.RunID, "", SignalCancel, CancelSignal{By: need.By, Reason: need.Note}).Get(ctx, nil)
+	if err != nil {
+		// A child that closed meanwhile needs no cancelling.
+		workflow.GetLogger(ctx).Info("cancelling a child failed", "run", r.in.RunID, "child", need.RunID, "error", err)
+	}
+}
+
+// tellParent tells the run that started this one, when a process step did,
+// that it ended. A parent that has ended no longer listens.
+func (r *runner) tellParent(ctx workflow.Context) {
+	run := r.m.Run()
+	if run.Parent == nil {
+		return
+	}
+	end := ChildEnd{RunID: run.ID, Outcome: run.Outcome}
+	if run.State == interpreter.RunCancelled {
+		end.Outcome = interpreter.OutcomeCancelled
+	}
+	if run.Ended != nil {
+		end.Note = run.Ended.Note
+	}
+	err := workflow.SignalExternalWorkflow(ctx, run.Parent.RunID, "", SignalChildEnded, end).Get(ctx, nil)
+	if err != nil {
+		workflow.GetLogger(ctx).Info("telling the parent run failed", "run", run.ID, "parent", run.Parent.RunID, "error", err)
+	}
+}

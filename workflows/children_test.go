@@ -1,0 +1,451 @@
+package workflows_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/testing/spectest"
+	"github.com/baton-run/baton/interpreter"
+	temporaldev "github.com/baton-run/baton/temporal-dev"
+	"github.com/baton-run/baton/workflows"
+)
+
+// The child every parent here runs: one agent step, then a finish.
+const screeningSrc = `---
+name: screening
+description: Screen one supplier.
+inputs:
+  supplierName: string
+steps:
+  - id: screen
+    agent: Screen the supplier.
+    output: { cleared: boolean }
+  - id: ok
+    finish: cleared
+---
+Screen the supplier named in the inputs.
+`
+
+// rfpSrc fans out over its suppliers, two at a time.
+const rfpSrc = `---
+name: rfp
+description: Run an RFP.
+inputs:
+  rfpId: string
+steps:
+  - id: collect
+    agent: List every supplier that answered.
+    output: { suppliers: { type: list, items: object } }
+  - id: screen_each
+    process: screening
+    for_each: steps.collect.output.suppliers
+    inputs: { supplierName: item.name }
+    concurrency: 2
+    next: compare
+  - id: compare
+    agent: Compare the screened suppliers.
+  - id: done
+    finish: awarded
+---
+Run the RFP.
+`
+
+// family is a parent process and its published child in one harness.
+type family struct {
+	h      *harness
+	parent *interpreter.Process
+	bound  interpreter.Bindings
+}
+
+// publishFamily publishes the child in the harness's registry and binds
+// the parent to it, as publication does.
+func publishFamily(t *testing.T, h *harness, parentSrc string) *family {
+	t.Helper()
+	ctx := ctxFor(t)
+	offer := interpreter.DefaultOffer()
+	offer.Profiles = append(offer.Profiles, interpreter.ProfileSubprocess)
+	child, err := interpreter.Parse([]byte(screeningSrc), &interpreter.ParseOptions{Offer: &offer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := json.Marshal(child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.store.PutDraft(ctx, nil, store.Draft{Org: org, Name: child.Name, Source: screeningSrc, Definition: def, Hash: child.Hash, ImportedBy: "u_ops"}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := h.store.Publish(ctx, nil, org, child.Name, "u_ops", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := interpreter.NewCatalog("published in this organization")
+	cat.Add(interpreter.CatalogEntry{Process: child, Version: v.Version}, true)
+	offer.Processes = cat
+	p, bound, err := interpreter.ParseAndBind([]byte(parentSrc), &interpreter.ParseOptions{Offer: &offer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &family{h: h, parent: p, bound: bound}
+}
+
+// start starts a run of the parent in mode and returns its id.
+func (f *family) start(t *testing.T, mode string) string {
+	t.Helper()
+	rid := "req-" + randomHex(8)
+	_, err := f.h.runs.StartRun(ctxFor(t), workflows.Input{Org: org, RequestID: rid, Digest: rid, Start: interpreter.Start{
+		Process: f.parent, Version: 1, Inputs: interpreter.Values{"rfpId": "RFP-7"}, Mode: mode, Starter: starter, Children: f.bound,
+	}})
+	if err != nil {
+		t.Fatalf("start %s: %v", f.parent.Name, err)
+	}
+	return workflows.RunID(org, rid)
+}
+
+// write sends one command to a run as the gateway does and returns the
+// answer's JSON.
+func (h *harness) write(t *testing.T, runID string, cmd interpreter.Command) json.RawMessage {
+	t.Helper()
+	rid := "req-" + randomHex(8)
+	res, err := h.runs.Write(ctxFor(t), workflows.Write{Org: org, RunID: runID, RequestID: rid, Digest: rid, Command: cmd})
+	if err != nil {
+		t.Fatalf("%T to %s: %v", cmd, runID, err)
+	}
+	return res
+}
+
+// viewOf returns a run's view; a child's must be core-2's exactly.
+func (h *harness) viewOf(t *testing.T, runID string, core bool) *interpreter.View {
+	t.Helper()
+	raw, err := h.runs.View(ctxFor(t), runID)
+	if err != nil {
+		t.Fatalf("view of %s: %v", runID, err)
+	}
+	if core {
+		spectest.Validate(t, "run-view.json", raw)
+	}
+	return decodeView(t, raw)
+}
+
+// until polls a run's view until ok says it holds: a child's end reaches
+// its parent by signal, after the write that ended it answered.
+func (h *harness) until(t *testing.T, runID, what string, ok func(v *interpreter.View) bool) *interpreter.View {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		raw, err := h.runs.View(ctxFor(t), runID)
+		if err == nil {
+			v := decodeView(t, raw)
+			if ok(v) {
+				return v
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %s: %s never came; steps %+v, ended %+v", runID, what, v.Steps, v.Run.Ended)
+			}
+		} else if time.Now().After(deadline) || !errors.Is(err, workflows.ErrNoRun) {
+			t.Fatalf("run %s: %s: %v", runID, what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// closedView is an ended run's view: its workflow may have closed, and
+// then the read model keeps it.
+func (h *harness) closedView(t *testing.T, runID string, core bool) *interpreter.View {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		final, err := h.store.FinalView(ctxFor(t), org, runID)
+		if err == nil && len(final) > 0 {
+			if core {
+				spectest.Validate(t, "run-view.json", final)
+			}
+			return decodeView(t, final)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s never ended: %v", runID, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func stepView(v *interpreter.View, id string) interpreter.StepView {
+	for _, s := range v.Steps {
+		if s.ID == id {
+			return s
+		}
+	}
+	return interpreter.StepView{}
+}
+
+// submitSuppliers claims and submits the parent's collect step.
+func (h *harness) submitSuppliers(t *testing.T, runID string, names ...string) {
+	t.Helper()
+	items := []any{}
+	for _, n := range names {
+		items = append(items, map[string]any{"name": n})
+	}
+	h.write(t, runID, interpreter.Claim{StepID: "collect", Actor: agent, LeaseID: "lc", Lease: 10 * time.Minute})
+	h.write(t, runID, interpreter.Submit{StepID: "collect", LeaseID: "lc", Actor: agent,
+		Submission: interpreter.Submission{Output: interpreter.Values{"suppliers": items}, Summary: ptr("Listed them.")}})
+}
+
+// screen works a child to its finish: claim, then submit.
+func (h *harness) screen(t *testing.T, childID string) {
+	t.Helper()
+	h.until(t, childID, "the child's start", func(v *interpreter.View) bool { return true })
+	lease := "l-" + childID
+	h.write(t, childID, interpreter.Claim{StepID: "screen", Actor: agent, LeaseID: lease, Lease: 10 * time.Minute})
+	h.write(t, childID, interpreter.Submit{StepID: "screen", LeaseID: lease, Actor: agent,
+		Submission: interpreter.Submission{Output: interpreter.Values{"cleared": true}, Summary: ptr("Clean.")}})
+}
+
+// childStarts counts the child workflows each run of a parent started, by
+// workflow id, across its continued runs; first is the first run's id.
+func (h *harness) childStarts(t *testing.T, parentID, first string) (starts map[string]int, runs int) {
+	t.Helper()
+	starts = map[string]int{}
+	for id := first; id != ""; runs++ {
+		hist := h.history(t, parentID, id)
+		id = ""
+		for _, ev := range hist.Events {
+			if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil {
+				starts[a.GetWorkflowId()]++
+			}
+			if a := ev.GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
+				id = a.GetNewExecutionRunId()
+			}
+		}
+	}
+	return starts, runs
+}
+
+// A for_each step's children are Temporal child workflows of the run: two
+// at a time, each a run of its own (core-2 views, the parent's starter,
+// mode and organization, a Summary naming its parent and step), the third
+// started as one ends; the join records every outcome in item order, and
+// the parent's history starts each child once.
+func TestChildrenAreChildWorkflows(t *testing.T) {
+	h := setup(t)
+	f := publishFamily(t, h, rfpSrc)
+	parent := f.start(t, interpreter.ModeTest)
+	h.submitSuppliers(t, parent, "Acme", "Birch", "Cobalt")
+	v := h.viewOf(t, parent, false)
+	kids := stepView(v, "screen_each").Children
+	if stepState(v, "screen_each") != "waiting" || kids == nil || kids.Total != 3 || kids.Running != 2 || len(kids.RunningIDs) != 2 {
+		t.Fatalf("screen_each %s, children %+v", stepState(v, "screen_each"), kids)
+	}
+	first := kids.RunningIDs
+	for i, id := range first {
+		cv := h.until(t, id, "the child's start", func(*interpreter.View) bool { return true })
+		h.viewOf(t, id, true)
+		if cv.Run.StartedBy != starter.ID || cv.Run.Mode != interpreter.ModeTest || cv.Run.Process != "screening" || cv.Data.Inputs["supplierName"] != []string{"Acme", "Birch"}[i] {
+			t.Fatalf("child %d: %+v, inputs %v", i, cv.Run, cv.Data.Inputs)
+		}
+		if _, err := h.store.GetRun(ctxFor(t), org, id); err != nil {
+			t.Fatalf("child %d is not in its organization's read model: %v", i, err)
+		}
+		d, err := h.c.DescribeWorkflow(ctxFor(t), id, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		summary, err := d.GetStaticSummary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.ParentWorkflowExecution == nil || d.ParentWorkflowExecution.ID != parent || !strings.Contains(summary, "child of run "+parent+", step screen_each") {
+			t.Fatalf("child %d: parent %+v, summary %q", i, d.ParentWorkflowExecution, summary)
+		}
+	}
+	h.screen(t, first[1])
+	v = h.until(t, parent, "the third child", func(v *interpreter.View) bool {
+		c := stepView(v, "screen_each").Children
+		return c != nil && c.Ended == 1 && c.Running == 2
+	})
+	third := stepView(v, "screen_each").Children.RunningIDs[1]
+	h.screen(t, first[0])
+	h.screen(t, third)
+	v = h.until(t, parent, "the join", func(v *interpreter.View) bool { return stepState(v, "screen_each") == "done" })
+	if stepState(v, "compare") != "ready" {
+		t.Fatalf("after the join compare is %s", stepState(v, "compare"))
+	}
+	rec := v.Data.Steps["screen_each"]
+	items, _ := rec.Output["items"].([]any)
+	var got []string
+	for _, it := range items {
+		m := it.(map[string]any)
+		got = append(got, fmt.Sprint(m["runId"], " ", m["outcome"], " ", m["note"]))
+	}
+	want := []string{first[0] + " cleared <nil>", first[1] + " cleared <nil>", third + " cleared <nil>"}
+	if !slices.Equal(got, want) || rec.By != "server" || len(rec.History) != 0 {
+		t.Fatalf("joined %v by %s, want %v", got, rec.By, want)
+	}
+	d, err := h.c.DescribeWorkflowExecution(ctxFor(t), parent, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts, _ := h.childStarts(t, parent, d.GetWorkflowExecutionInfo().GetExecution().GetRunId())
+	if len(starts) != 3 || starts[first[0]] != 1 || starts[first[1]] != 1 || starts[third] != 1 {
+		t.Fatalf("child starts %v", starts)
+	}
+	h.save(t, parent, "rfp-children")
+}
+
+// Cancelling a parent cancels its running children with its reason, by
+// the cancel tool or by Temporal; an operator cancelling a child makes the
+// parent see it cancelled.
+func TestCancellingParentsAndChildren(t *testing.T) {
+	h := setup(t)
+	f := publishFamily(t, h, rfpSrc)
+	operator := interpreter.Actor{ID: "u_ops", Kind: interpreter.ActorOperator}
+
+	parent := f.start(t, interpreter.ModeLive)
+	h.submitSuppliers(t, parent, "Acme", "Birch", "Cobalt")
+	kids := stepView(h.viewOf(t, parent, false), "screen_each").Children.RunningIDs
+	for _, id := range kids {
+		h.until(t, id, "the child's start", func(*interpreter.View) bool { return true })
+	}
+	h.write(t, parent, interpreter.Cancel{Actor: operator, Reason: "The RFP was withdrawn."})
+	for _, id := range kids {
+		v := h.closedView(t, id, true)
+		if v.Run.State != "cancelled" || v.Run.Ended.By != operator.ID || *v.Run.Ended.Note != "parent run "+parent+" cancelled: The RFP was withdrawn." {
+			t.Fatalf("child %s: %+v %+v", id, v.Run, v.Run.Ended)
+		}
+	}
+
+	parent = f.start(t, interpreter.ModeLive)
+	h.submitSuppliers(t, parent, "Acme")
+	kid := stepView(h.viewOf(t, parent, false), "screen_each").Children.RunningIDs[0]
+	h.until(t, kid, "the child's start", func(*interpreter.View) bool { return true })
+	if err := h.c.CancelWorkflow(ctxFor(t), parent, ""); err != nil {
+		t.Fatal(err)
+	}
+	v := h.closedView(t, kid, true)
+	if v.Run.State != "cancelled" || !strings.HasPrefix(*v.Run.Ended.Note, "parent run "+parent+" cancelled: ") {
+		t.Fatalf("child of a parent cancelled in Temporal: %+v", v.Run.Ended)
+	}
+
+	parent = f.start(t, interpreter.ModeLive)
+	h.submitSuppliers(t, parent, "Acme")
+	kid = stepView(h.viewOf(t, parent, false), "screen_each").Children.RunningIDs[0]
+	h.until(t, kid, "the child's start", func(*interpreter.View) bool { return true })
+	h.write(t, kid, interpreter.Cancel{Actor: operator, Reason: "Duplicate supplier."})
+	v = h.closedView(t, parent, false)
+	want := "child run " + kid + ` ended cancelled: "Duplicate supplier."`
+	if v.Run.State != "ended" || *v.Run.Outcome != interpreter.DecisionFailed || *v.Run.Ended.Note != want {
+		t.Fatalf("parent of a cancelled child: %+v %+v", v.Run, v.Run.Ended)
+	}
+}
+
+// A parent that continues as new while its children run keeps them: each
+// child's end reaches the run the parent is then, the fan-out goes on in
+// the new run, no child starts twice, and the step joins once.
+func TestChildrenSurviveContinueAsNew(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs the embedded Temporal server and PostgreSQL")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, err := temporaldev.Start(ctx, &temporaldev.Options{SearchAttributes: workflows.SearchAttributes, SuggestContinueAsNew: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	c, err := srv.NewClient(ctx, client.Options{Identity: identity, DataConverter: workflows.DataConverter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	h := setupOn(t, c, nil)
+	f := publishFamily(t, h, rfpSrc)
+	parent := f.start(t, interpreter.ModeLive)
+	d, err := h.c.DescribeWorkflowExecution(ctxFor(t), parent, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstRun := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	names := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	h.submitSuppliers(t, parent, names...)
+	screened := map[string]bool{}
+	for len(screened) < len(names) {
+		v := h.until(t, parent, "a child to screen", func(v *interpreter.View) bool {
+			if stepState(v, "screen_each") != "waiting" {
+				return true
+			}
+			for _, id := range stepView(v, "screen_each").Children.RunningIDs {
+				if !screened[id] {
+					return true
+				}
+			}
+			return false
+		})
+		for _, id := range stepView(v, "screen_each").Children.RunningIDs {
+			if !screened[id] {
+				screened[id] = true
+				h.screen(t, id)
+				break
+			}
+		}
+	}
+	v := h.until(t, parent, "the join", func(v *interpreter.View) bool { return stepState(v, "screen_each") == "done" })
+	rec := v.Data.Steps["screen_each"]
+	if items, _ := rec.Output["items"].([]any); len(items) != len(names) || len(rec.History) != 0 || stepState(v, "compare") != "ready" {
+		t.Fatalf("joined %d items, history %d, compare %s", len(items), len(rec.History), stepState(v, "compare"))
+	}
+	if status, _ := h.describe(t, parent, firstRun); status != enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
+		t.Fatalf("the parent's first run is %s, want continued as new", status)
+	}
+	starts, runs := h.childStarts(t, parent, firstRun)
+	if len(starts) != len(names) {
+		t.Fatalf("%d children started, want %d: %v", len(starts), len(names), starts)
+	}
+	for id, n := range starts {
+		if n != 1 || !screened[id] {
+			t.Fatalf("child %s started %d times (screened %v)", id, n, screened[id])
+		}
+	}
+	if first := h.history(t, parent, firstRun); !continuedWithChildren(first) {
+		t.Fatal("the first run did not continue as new while children ran")
+	}
+	t.Logf("the parent took %d runs", runs)
+	h.saveRun(t, parent, firstRun, "rfp-children-continued")
+}
+
+// continuedWithChildren reports whether a run's history ends in a
+// continue-as-new whose state has children running.
+func continuedWithChildren(hist *historypb.History) bool {
+	last := hist.Events[len(hist.Events)-1].GetWorkflowExecutionContinuedAsNewEventAttributes()
+	if last == nil {
+		return false
+	}
+	var in workflows.Input
+	if err := workflows.DataConverter.FromPayloads(last.GetInput(), &in); err != nil || in.Continued == nil {
+		return false
+	}
+	var run interpreter.Run
+	if err := json.Unmarshal(in.Continued.State, &run); err != nil {
+		return false
+	}
+	for _, sr := range run.Steps {
+		if sr.Fanout == nil {
+			continue
+		}
+		for _, c := range sr.Fanout.Children {
+			if !c.Ended {
+				return true
+			}
+		}
+	}
+	return false
+}
