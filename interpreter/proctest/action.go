@@ -29,6 +29,9 @@ const (
 	ActEvent    ActionKind = "event"
 	ActAfter    ActionKind = "after"
 	ActExpect   ActionKind = "expect"
+	// ActChild ends the running children of a process step
+	// (baton-subprocess-1) as the script's answer says.
+	ActChild ActionKind = "child"
 )
 
 // Action is one script entry.
@@ -63,6 +66,11 @@ type Action struct {
 	Arguments json.RawMessage
 	Answer    *CallAnswer
 
+	// Children answers a process step's children, in item order; All
+	// gives every child its one answer.
+	Children []ChildAnswer
+	All      bool
+
 	Expect *Expect
 }
 
@@ -77,6 +85,8 @@ func (a *Action) What() string {
 		return "call " + a.Tool
 	case ActCancel, ActExpect:
 		return string(a.Kind)
+	case ActChild:
+		return "children of " + a.Step + " end"
 	case ActDecide:
 		return "decide " + a.Step + " " + a.Decision
 	}
@@ -99,6 +109,13 @@ type CheckAnswer struct {
 	Confidence  *float64
 }
 
+// ChildAnswer is how one child run of a process step ends: its outcome
+// (a finish of the child, rejected, failed or cancelled) and its note.
+type ChildAnswer struct {
+	Outcome string
+	Note    *string
+}
+
 // CallAnswer is what the tool server does with a call that is sent.
 type CallAnswer struct {
 	// Result is the text of the tool's answer; IsError its flag.
@@ -113,7 +130,7 @@ type CallAnswer struct {
 // The keys of one script entry, by what they are.
 var (
 	actorKeys  = []string{"agent", "person", "role", "operator"}
-	actionKeys = []string{"claim", "submit", "renew", "escalate", "expire", "call", "decide", "cancel", "event", "after"}
+	actionKeys = []string{"claim", "submit", "renew", "escalate", "expire", "call", "decide", "cancel", "event", "after", "child"}
 	extraKeys  = []string{"output", "evidence", "next", "reason", "summary", "note", "progress", "decision", "check", "data", "arguments", "answer", "groups", "step", "expect"}
 )
 
@@ -160,7 +177,7 @@ func (p *parser) action(n *yaml.Node) (*Action, error) {
 	need := map[ActionKind][]string{
 		ActClaim: {"agent"}, ActSubmit: {"agent"}, ActRenew: {"agent"}, ActEscalate: {"agent"}, ActExpire: {"agent"}, ActCall: {"agent"},
 		ActDecide: {"person", "role", "operator"}, ActCancel: {"operator", "person", "role"},
-		ActEvent: {"", "agent", "person", "role", "operator"}, ActAfter: {""}, ActExpect: {""},
+		ActEvent: {"", "agent", "person", "role", "operator"}, ActAfter: {""}, ActExpect: {""}, ActChild: {""},
 	}[a.Kind]
 	if !slices.Contains(need, actorKey) {
 		if actorKey == "" {
@@ -194,6 +211,7 @@ func (p *parser) action(n *yaml.Node) (*Action, error) {
 		ActEvent:    {"data", "expect"},
 		ActAfter:    {"expect"},
 		ActExpect:   {"expect"},
+		ActChild:    {"answer", "expect"},
 	}[a.Kind]
 	if actorKey == "person" || actorKey == "operator" {
 		allowed = append(allowed, "groups")
@@ -208,6 +226,17 @@ func (p *parser) action(n *yaml.Node) (*Action, error) {
 	switch a.Kind {
 	case ActClaim, ActSubmit, ActRenew, ActEscalate, ActExpire, ActDecide:
 		if a.Step, err = p.str(v, string(a.Kind)); err != nil {
+			return nil, err
+		}
+	case ActChild:
+		if a.Step, err = p.str(v, "child"); err != nil {
+			return nil, err
+		}
+		an := vals["answer"]
+		if an == nil {
+			return nil, p.fail(n, "child needs answer: {outcome, note}, or a list of them in item order")
+		}
+		if a.Children, a.All, err = p.childAnswers(an); err != nil {
 			return nil, err
 		}
 	case ActCall:
@@ -457,4 +486,46 @@ func (p *parser) answer(n *yaml.Node) (*CallAnswer, error) {
 		ca.IsError = k.Value == "error"
 	}
 	return ca, nil
+}
+
+// childAnswers reads a child: entry's answer: one {outcome, note} for
+// every child, or a list of them, one per child in item order.
+func (p *parser) childAnswers(n *yaml.Node) ([]ChildAnswer, bool, error) {
+	one := func(n *yaml.Node) (ChildAnswer, error) {
+		kv, err := p.fields(n, "a child's answer", "outcome", "note")
+		if err != nil {
+			return ChildAnswer{}, err
+		}
+		var a ChildAnswer
+		for i := 0; i < len(kv); i += 2 {
+			s, err := p.str(kv[i+1], kv[i].Value)
+			if err != nil {
+				return ChildAnswer{}, err
+			}
+			if kv[i].Value == "outcome" {
+				a.Outcome = s
+			} else {
+				a.Note = &s
+			}
+		}
+		if a.Outcome == "" {
+			return ChildAnswer{}, p.fail(n, "a child's answer needs outcome: a finish of the child, rejected, failed or cancelled")
+		}
+		return a, nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		a, err := one(n)
+		return []ChildAnswer{a}, true, err
+	}
+	if len(n.Content) == 0 {
+		return nil, false, p.fail(n, "answer: the list answers no child")
+	}
+	out := make([]ChildAnswer, len(n.Content))
+	for i, e := range n.Content {
+		var err error
+		if out[i], err = one(e); err != nil {
+			return nil, false, err
+		}
+	}
+	return out, false, nil
 }

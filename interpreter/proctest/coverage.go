@@ -23,6 +23,9 @@ const (
 	RouteBranch RouteKind = "branch"
 	// RouteFinish is a finish step reached.
 	RouteFinish RouteKind = "finish"
+	// RouteOutcome is one of a process step's on_outcome routes
+	// (baton-subprocess-1).
+	RouteOutcome RouteKind = "on_outcome"
 )
 
 // Route is one route of a process.
@@ -31,11 +34,16 @@ type Route struct {
 	From string    `json:"from"`
 	// To is the step the route goes to; for a finish, its outcome.
 	To string `json:"to"`
+	// Outcome is the child's outcome an on_outcome route is for.
+	Outcome string `json:"outcome,omitempty"`
 }
 
 func (r Route) String() string {
-	if r.Kind == RouteFinish {
+	switch r.Kind {
+	case RouteFinish:
 		return fmt.Sprintf("finish %s (%s)", r.From, r.To)
+	case RouteOutcome:
+		return fmt.Sprintf("on_outcome %s (%s) → %s", r.From, r.Outcome, r.To)
 	}
 	return fmt.Sprintf("%s %s → %s", r.Kind, r.From, r.To)
 }
@@ -46,20 +54,25 @@ func Routes(p *interpreter.Process) []Route {
 	for _, s := range p.Steps {
 		if len(s.Next) > 1 || (s.NextList && len(s.Next) > 0) {
 			for _, n := range s.Next {
-				out = append(out, Route{RouteNext, s.ID, n.To})
+				out = append(out, Route{Kind: RouteNext, From: s.ID, To: n.To})
 			}
 		}
 		if s.OnReject != "" {
-			out = append(out, Route{RouteReject, s.ID, s.OnReject})
+			out = append(out, Route{Kind: RouteReject, From: s.ID, To: s.OnReject})
 		}
 		if s.OnTimeout != "" && s.Kind == interpreter.KindWaitFor {
-			out = append(out, Route{RouteTimeout, s.ID, s.OnTimeout})
+			out = append(out, Route{Kind: RouteTimeout, From: s.ID, To: s.OnTimeout})
 		}
 		for _, b := range s.Branches {
-			out = append(out, Route{RouteBranch, s.ID, b})
+			out = append(out, Route{Kind: RouteBranch, From: s.ID, To: b})
 		}
 		if s.Kind == interpreter.KindFinish {
-			out = append(out, Route{RouteFinish, s.ID, s.Text})
+			out = append(out, Route{Kind: RouteFinish, From: s.ID, To: s.Text})
+		}
+		if s.Kind == interpreter.KindProcess && s.Call != nil {
+			for _, r := range s.Call.OnOutcome {
+				out = append(out, Route{Kind: RouteOutcome, From: s.ID, To: r.To, Outcome: r.Outcome})
+			}
 		}
 	}
 	return out
@@ -90,24 +103,62 @@ func observe(p *interpreter.Process, v *interpreter.View, taken map[Route]bool) 
 		}
 		for _, rec := range recs {
 			if rec.Next != "" && len(s.Next) > 0 {
-				taken[Route{RouteNext, s.ID, rec.Next}] = true
+				taken[Route{Kind: RouteNext, From: s.ID, To: rec.Next}] = true
 			}
 			if s.OnReject != "" && rec.Decision == interpreter.DecisionRejected {
-				taken[Route{RouteReject, s.ID, s.OnReject}] = true
+				taken[Route{Kind: RouteReject, From: s.ID, To: s.OnReject}] = true
 			}
 			if s.OnTimeout != "" && s.Kind == interpreter.KindWaitFor && rec.By == "server" {
-				taken[Route{RouteTimeout, s.ID, s.OnTimeout}] = true
+				taken[Route{Kind: RouteTimeout, From: s.ID, To: s.OnTimeout}] = true
+			}
+			if o := outcomeRouted(s, rec); o != "" {
+				to, _ := s.Call.Route(o)
+				taken[Route{Kind: RouteOutcome, From: s.ID, To: to, Outcome: o}] = true
 			}
 		}
 		for _, b := range s.Branches {
 			if _, ok := states[b]; ok {
-				taken[Route{RouteBranch, s.ID, b}] = true
+				taken[Route{Kind: RouteBranch, From: s.ID, To: b}] = true
 			}
 		}
 		if s.Kind == interpreter.KindFinish && states[s.ID] == string(interpreter.StepDone) {
-			taken[Route{RouteFinish, s.ID, s.Text}] = true
+			taken[Route{Kind: RouteFinish, From: s.ID, To: s.Text}] = true
 		}
 	}
+}
+
+// outcomeRouted is the child outcome whose on_outcome route a process
+// step's record took, or "": one child's outcome, or for for_each the
+// first of failed and cancelled that some child ended with, as the run
+// routes (profile-subprocess §4).
+func outcomeRouted(s *interpreter.Step, rec *interpreter.Record) string {
+	if s.Kind != interpreter.KindProcess || s.Call == nil || rec.Decision == interpreter.DecisionFailed {
+		return ""
+	}
+	var outcomes []string
+	if s.Call.ForEach == "" {
+		o, _ := rec.Output["outcome"].(string)
+		outcomes = []string{o}
+	} else {
+		items, _ := rec.Output["items"].([]any)
+		for _, want := range []string{interpreter.DecisionFailed, interpreter.OutcomeCancelled} {
+			for _, it := range items {
+				if m, _ := it.(map[string]any); m != nil && m["outcome"] == want {
+					outcomes = append(outcomes, want)
+					break
+				}
+			}
+		}
+	}
+	for _, o := range outcomes {
+		if _, ok := s.Call.Route(o); ok {
+			return o
+		}
+		if s.Call.ForEach != "" {
+			return ""
+		}
+	}
+	return ""
 }
 
 // Untested returns the routes of p that none of taken holds.

@@ -85,7 +85,7 @@ func (w *walker) run(env Env, inputs map[string]any, taken map[Route]bool) {
 	t := NewMachine()
 	c := &Case{Name: fmt.Sprintf("walk %d", w.walk), Inputs: inputs, Mode: interpreter.ModeLive, Starter: Starter}
 	r := &caseRun{env: env, t: t, c: c, leases: map[string]*held{}, taken: taken}
-	if _, err := t.Start(interpreter.Start{RunID: RunID, Process: env.Process, Version: 1, Roles: env.Roles, Inputs: r.inputs(), Mode: c.Mode, Starter: c.Starter}); err != nil {
+	if _, err := t.Start(env.start(r.inputs(), c.Mode, c.Starter)); err != nil {
 		w.unavoidable = "the run cannot start with these inputs: " + describeErr(err)
 		return
 	}
@@ -110,6 +110,14 @@ func (w *walker) run(env Env, inputs map[string]any, taken map[Route]bool) {
 			if s.Kind == interpreter.KindWaitFor && sv.State != nil && *sv.State == string(interpreter.StepWaiting) {
 				options = append(options, func() bool {
 					return w.try(r, &Action{Kind: ActEvent, Event: s.Text, Actor: interpreter.Actor{ID: "events", Kind: interpreter.ActorSystem}}) == nil
+				})
+			}
+			if sv.Children != nil && sv.Children.Running > 0 {
+				// A child ends, any way it can.
+				outcomes := env.childOutcomes(s)
+				options = append(options, func() bool {
+					a := &Action{Kind: ActChild, Step: s.ID, Children: []ChildAnswer{{Outcome: outcomes[w.rng.IntN(len(outcomes))]}}}
+					return w.try(r, a) == nil
 				})
 			}
 		}

@@ -64,7 +64,11 @@ type File struct {
 	// Roles binds role names to groups, as publication does. A role
 	// without a binding is the group of its own name.
 	Roles map[string]string
-	Cases []*Case
+	// Processes are the children its process steps run
+	// (baton-subprocess-1), by name: a PROCESS.md, or the folder of one,
+	// relative to the test file.
+	Processes map[string]string
+	Cases     []*Case
 }
 
 // Case is one named script.
@@ -244,7 +248,7 @@ func jsonable(v any) any {
 }
 
 func (p *parser) file(n *yaml.Node) (*File, error) {
-	kv, err := p.fields(n, "the test file", "process", "tools", "roles", "cases")
+	kv, err := p.fields(n, "the test file", "process", "tools", "roles", "processes", "cases")
 	if err != nil {
 		return nil, err
 	}
@@ -278,6 +282,19 @@ func (p *parser) file(n *yaml.Node) (*File, error) {
 					return nil, p.fail(v, "roles: %s must name a group", r)
 				}
 				f.Roles[r] = s
+			}
+		case "processes":
+			m, err := p.object(v, "processes")
+			if err != nil {
+				return nil, err
+			}
+			f.Processes = map[string]string{}
+			for name, path := range m {
+				s, ok := path.(string)
+				if !ok {
+					return nil, p.fail(v, "processes: %s must name a PROCESS.md or its folder", name)
+				}
+				f.Processes[name] = resolve(dir, s)
 			}
 		case "cases":
 			cases = v

@@ -67,11 +67,11 @@ func TestCoverage(t *testing.T) {
 	rep := runOne(t, "testdata/review", Options{})
 	f := rep.Files[0]
 	want := []Route{
-		{RouteNext, "draft", "drop"},
-		{RouteReject, "review", "draft"},
-		{RouteTimeout, "paid", "late"},
-		{RouteFinish, "late", "late"},
-		{RouteFinish, "drop", "dropped"},
+		{Kind: RouteNext, From: "draft", To: "drop"},
+		{Kind: RouteReject, From: "review", To: "draft"},
+		{Kind: RouteTimeout, From: "paid", To: "late"},
+		{Kind: RouteFinish, From: "late", To: "late"},
+		{Kind: RouteFinish, From: "drop", To: "dropped"},
 	}
 	if f.Routes != 7 || !reflect.DeepEqual(f.Untested, want) {
 		t.Fatalf("routes %d, untested %v; want 7 and %v", f.Routes, f.Untested, want)
@@ -345,5 +345,110 @@ func TestOverdue(t *testing.T) {
 	out := text(rep)
 	if rep.Passed != 1 || !strings.Contains(out, ":17:17: wrong: after 1d: expected overdue none, got overdue review") {
 		t.Fatalf("report:\n%s", out)
+	}
+}
+
+// family copies the rfp process and its children into a fresh folder with
+// test as rfp's test file, and returns the test file's path.
+func family(t *testing.T, test string) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, name := range []string{"rfp", "screening", "contract-review"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name, "PROCESS.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(root, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name, "PROCESS.md"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(root, "rfp", "PROCESS.test.yaml")
+	if err := os.WriteFile(path, []byte(test), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A case answers a process step's children: one answer for every child,
+// or one per item in item order, as they start two at a time; the join,
+// the routes on their outcomes and the rework of a rejected contract
+// follow; coverage counts each on_outcome route.
+func TestSubprocessCases(t *testing.T) {
+	rep := runOne(t, "testdata/rfp", Options{})
+	if rep.Status() != 0 || rep.Passed != 3 || len(rep.Files[0].Untested) != 0 || rep.Files[0].Routes != 3 {
+		t.Fatalf("status %d, untested %v:\n%s", rep.Status(), rep.Files[0].Untested, text(rep))
+	}
+
+	rep = runOne(t, family(t, `processes: { screening: ../screening }
+cases:
+  - name: all clear
+    script:
+      - agent: a_buyer
+        submit: collect
+        output: { suppliers: [ { name: Acme } ] }
+      - child: screen_each
+        answer: { outcome: cleared }
+        expect: { ready: [compare] }
+`), Options{})
+	want := []Route{
+		{Kind: RouteOutcome, From: "screen_each", To: "review_failures", Outcome: "failed"},
+		{Kind: RouteOutcome, From: "legal", To: "compare", Outcome: "rejected"},
+		{Kind: RouteFinish, From: "awarded", To: "awarded"},
+	}
+	if rep.Status() != 0 || !reflect.DeepEqual(rep.Files[0].Untested, want) {
+		t.Fatalf("untested %v, want %v:\n%s", rep.Files[0].Untested, want, text(rep))
+	}
+	if out := text(rep); !strings.Contains(out, "  untested: on_outcome legal (rejected) → compare") {
+		t.Fatalf("report:\n%s", out)
+	}
+}
+
+// A child's answer the child cannot end with, more answers than children,
+// and child: on a step that runs no process fail the case and say why.
+func TestSubprocessCaseFailures(t *testing.T) {
+	for _, tc := range []struct{ name, script, want string }{
+		{"an outcome the child has not", `
+      - child: screen_each
+        answer: { outcome: approved }`, "screening cannot end approved; it ends cleared, flagged, failed, cancelled"},
+		{"more answers than children", `
+      - child: screen_each
+        answer: [ { outcome: cleared }, { outcome: cleared }, { outcome: cleared } ]`, "step screen_each had 2 children to answer; the answer lists 3"},
+		{"a step that runs no process", `
+      - child: compare
+        answer: { outcome: cleared }`, "step compare runs no process"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := runOne(t, family(t, `processes: { screening: ../screening }
+cases:
+  - name: `+tc.name+`
+    script:
+      - agent: a_buyer
+        submit: collect
+        output: { suppliers: [ { name: Acme }, { name: Birch } ] }`+tc.script+"\n"), Options{})
+			if rep.Status() != 1 || !strings.Contains(text(rep), tc.want) {
+				t.Fatalf("want a failure saying %q:\n%s", tc.want, text(rep))
+			}
+		})
+	}
+}
+
+// Explored walks end a process step's children any way the child can, so
+// a process with process steps can always go on.
+func TestExploreAnswersChildren(t *testing.T) {
+	f, env, err := Load("testdata/rfp/PROCESS.test.yaml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Explore(env, f.Cases[0].Inputs, 40, 7)
+	for _, e := range rep.Endless {
+		if strings.Contains(e.What, "nothing anyone can do") {
+			t.Fatalf("a walk stopped at children no one ended: %+v", e)
+		}
+	}
+	if len(rep.Unreached) != 0 {
+		t.Fatalf("unreached %v", rep.Unreached)
 	}
 }

@@ -59,6 +59,18 @@ type Env struct {
 	Process *interpreter.Process
 	Catalog *interpreter.ToolCatalog
 	Roles   map[string]string
+	// Children are the processes the test file names for its process
+	// steps (processes:), by name; a process step whose child it does not
+	// name is answered by the script alone.
+	Children map[string]*interpreter.Process
+}
+
+// start is the start of a case's run.
+func (env Env) start(inputs map[string]any, mode string, starter interpreter.Actor) interpreter.Start {
+	return interpreter.Start{
+		RunID: RunID, Process: env.Process, Version: 1, Roles: env.Roles, Inputs: inputs, Mode: mode, Starter: starter,
+		Children: bindings(env.Process, env.Children),
+	}
 }
 
 // caseRun is one case running.
@@ -81,10 +93,7 @@ type held struct {
 func RunCase(env Env, file string, c *Case, t Target) *Result {
 	r := &caseRun{env: env, t: t, c: c, leases: map[string]*held{}, taken: map[Route]bool{}}
 	res := &Result{File: file, Case: c.Name, Pos: c.Pos, taken: r.taken}
-	v, err := t.Start(interpreter.Start{
-		RunID: RunID, Process: env.Process, Version: 1, Roles: env.Roles,
-		Inputs: r.inputs(), Mode: c.Mode, Starter: c.Starter,
-	})
+	v, err := t.Start(env.start(r.inputs(), c.Mode, c.Starter))
 	if err != nil {
 		res.Failure = &Failure{Pos: c.Pos, Action: "start", Expected: "the run starts", Got: describeErr(err)}
 		return res
@@ -264,6 +273,8 @@ func (r *caseRun) act(a *Action) (result, error) {
 		return out, err
 	case ActDecide:
 		return out, r.decide(a)
+	case ActChild:
+		return out, r.endChildren(a)
 	}
 	if a.Kind == ActCall && a.Step == "" {
 		a.Step = r.callStep(a)

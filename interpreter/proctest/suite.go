@@ -2,6 +2,7 @@ package proctest
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -108,17 +109,22 @@ func Load(path string, o Options) (*File, Env, error) {
 		offer.Profiles = append(offer.Profiles, interpreter.ProfileTools)
 		offer.ToolCatalog = cat
 	}
-	src, err := os.ReadFile(f.ProcessPath)
-	if err != nil {
-		return nil, env, &FileError{Path: path, Msg: "process: " + err.Error()}
+	// The script stands in for the children it does not name.
+	offer.Profiles = append(offer.Profiles, interpreter.ProfileSubprocess)
+	env.Children = map[string]*interpreter.Process{}
+	for name, cp := range f.Processes {
+		c, err := parseProcess(cp, &offer, nil)
+		if err != nil {
+			return nil, env, &FileError{Path: path, Msg: "processes: " + err.Error()}
+		}
+		if c.Name != name {
+			return nil, env, &FileError{Path: path, Msg: fmt.Sprintf("processes: %s is process %s, not %s", cp, c.Name, name)}
+		}
+		env.Children[name] = c
 	}
-	po := &interpreter.ParseOptions{Offer: &offer}
-	if filepath.Base(f.ProcessPath) == "PROCESS.md" {
-		po.Folder = filepath.Base(filepath.Dir(f.ProcessPath))
-	}
-	p, err := interpreter.Parse(src, po)
+	p, err := parseProcess(f.ProcessPath, &offer, env.Children)
 	if err != nil {
-		return nil, env, &FileError{Path: path, Msg: "process " + f.ProcessPath + ": " + err.Error()}
+		return nil, env, &FileError{Path: path, Msg: "process " + err.Error()}
 	}
 	env.Process = p
 	// A role without a binding is the group of its own name, as at start.
@@ -130,6 +136,52 @@ func Load(path string, o Options) (*File, Env, error) {
 		env.Roles[role] = g
 	}
 	return f, env, nil
+}
+
+// parseProcess reads and parses the process at path: a PROCESS.md, or a
+// folder holding one. When children names every child its process steps
+// run, they are checked against them as at publication.
+func parseProcess(path string, offer *interpreter.Offer, children map[string]*interpreter.Process) (*interpreter.Process, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, "PROCESS.md")
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	po := &interpreter.ParseOptions{Offer: offer}
+	if filepath.Base(path) == "PROCESS.md" {
+		po.Folder = filepath.Base(filepath.Dir(path))
+	}
+	if cat := catalogOf(src, children); cat != nil {
+		o := *offer
+		o.Processes = cat
+		po.Offer = &o
+	}
+	p, _, err := interpreter.ParseAndBind(src, po)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+// catalogOf is a catalog of children for the process in src when children
+// holds every process it runs, at each version it names; nil otherwise.
+func catalogOf(src []byte, children map[string]*interpreter.Process) *interpreter.Catalog {
+	d, ok := interpreter.ReadDependency(src)
+	if !ok || len(d.Children()) == 0 {
+		return nil
+	}
+	cat := interpreter.NewCatalog("named in the test file")
+	for _, ref := range d.Refs {
+		c := children[ref.Name]
+		if c == nil {
+			return nil
+		}
+		// The file's child stands for every version a step names.
+		cat.Add(interpreter.CatalogEntry{Process: c, Version: max(ref.Version, 1), Children: bindings(c, children)}, ref.Version == 0)
+	}
+	return cat
 }
 
 // RunFile runs the cases of one test file.

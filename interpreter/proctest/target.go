@@ -74,8 +74,16 @@ func (t *Machine) Start(s interpreter.Start) (*interpreter.View, error) {
 		return nil, err
 	}
 	t.m = m
-	t.effects = append(t.effects, m.TakeEffects()...)
+	t.take()
 	return m.View(t.now), nil
+}
+
+// take keeps the effects the run asked for and drops its asynchronous
+// needs: the children of its process steps are the script's, which ends
+// them with child: entries.
+func (t *Machine) take() {
+	t.effects = append(t.effects, t.m.TakeEffects()...)
+	t.m.TakeNeeds()
 }
 
 // View returns the run view now.
@@ -102,7 +110,7 @@ func (t *Machine) advanceTo(until time.Time) {
 			t.now = next
 		}
 		changed := t.m.Tick(t.now)
-		t.effects = append(t.effects, t.m.TakeEffects()...)
+		t.take()
 		if !changed {
 			break
 		}
@@ -127,7 +135,7 @@ func (t *Machine) Write(cmd interpreter.Command, s Scripted) (json.RawMessage, e
 	}
 	t.advanceTo(t.now.Add(writeStep))
 	res, err := t.m.Apply(cmd, t.now)
-	t.effects = append(t.effects, t.m.TakeEffects()...)
+	t.take()
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +164,7 @@ func (t *Machine) answer(need interpreter.Need, s Scripted) (any, error) {
 		return nil, err
 	}
 	res, err := t.m.Answer(need, reply, t.now)
-	t.effects = append(t.effects, t.m.TakeEffects()...)
+	t.take()
 	return res, err
 }
 
