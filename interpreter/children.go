@@ -104,6 +104,37 @@ func ChildRunID(parent, step string, attempt int64, index int) string {
 	return "r_" + hex.EncodeToString(h[:10])
 }
 
+// BindLocal binds every process step of p to its child among children, by
+// name, at the version the step names (1 when it names none): for hosts
+// that run processes they hold rather than published versions (the
+// in-process driver, process tests). A child children lacks is bound by
+// name alone, with no hash.
+func BindLocal(p *Process, children map[string]*Process) Bindings {
+	return bindLocal(p, children, map[string]bool{p.Name: true})
+}
+
+// bindLocal is BindLocal below the processes on the way to p, which a
+// cycle would come back to.
+func bindLocal(p *Process, children map[string]*Process, above map[string]bool) Bindings {
+	var out Bindings
+	for _, s := range p.Steps {
+		if s.Kind != KindProcess || s.Call == nil {
+			continue
+		}
+		b := ChildBinding{Step: s.ID, Process: s.Call.Process, Version: max(s.Call.Version, 1)}
+		if c := children[s.Call.Process]; c != nil {
+			b.Hash, b.Initiator = c.Hash, c.UsesInitiator()
+			if !above[c.Name] {
+				above[c.Name] = true
+				b.Initiator = b.Initiator || bindLocal(c, children, above).NeedsInitiator()
+				delete(above, c.Name)
+			}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
 // TakeNeeds returns the asynchronous needs made since the last call (the
 // children to start and to cancel) and forgets them.
 func (m *Machine) TakeNeeds() []Need {

@@ -58,12 +58,14 @@ type Machine struct {
 	order   []string // run ids, oldest first
 	leases  int
 	effects []interpreter.Effect
+	// told holds the child runs whose end their parent was told of.
+	told map[string]bool
 }
 
 // NewMachine returns a driver that runs the processes of procs in memory.
 // Nil options mean defaults.
 func NewMachine(procs Processes, opts *MachineOptions) *Machine {
-	d := &Machine{procs: procs, runs: map[string]*interpreter.Machine{}}
+	d := &Machine{procs: procs, runs: map[string]*interpreter.Machine{}, told: map[string]bool{}}
 	if opts != nil {
 		d.opts = *opts
 	}
@@ -146,6 +148,7 @@ func (d *Machine) takeEffects() {
 	for _, id := range d.order {
 		d.effects = append(d.effects, d.runs[id].TakeEffects()...)
 	}
+	d.family()
 }
 
 // Effects returns every effect the runs asked for so far (overdue
@@ -274,7 +277,7 @@ func (d *Machine) Start(ctx context.Context, starter Who, process string, inputs
 	defer d.mu.Unlock()
 	d.advance(d.now.Add(d.opts.Step))
 	id := fmt.Sprintf("r_%d", len(d.order)+1)
-	m, err := interpreter.StartRun(interpreter.Start{RunID: id, Process: p, Version: 1, Inputs: inputs, Mode: mode, Starter: starter}, d.now)
+	m, err := interpreter.StartRun(interpreter.Start{RunID: id, Process: p, Version: 1, Inputs: inputs, Mode: mode, Starter: starter, Children: interpreter.BindLocal(p, d.procs)}, d.now)
 	if err != nil {
 		return nil, err
 	}

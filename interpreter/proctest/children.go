@@ -12,25 +12,6 @@ import (
 // script says how its children end (child: STEP with answer:), and the
 // runner tells the run, as a child's end by signal tells it on a server.
 
-// bindings binds every process step of p to its child: the one env knows,
-// or, for a child the test file does not name, a stand-in of the step's
-// version whose children the script answers.
-func bindings(p *interpreter.Process, children map[string]*interpreter.Process) interpreter.Bindings {
-	var out interpreter.Bindings
-	for _, s := range p.Steps {
-		if s.Kind != interpreter.KindProcess || s.Call == nil {
-			continue
-		}
-		b := interpreter.ChildBinding{Step: s.ID, Process: s.Call.Process, Version: max(s.Call.Version, 1)}
-		if c := children[s.Call.Process]; c != nil {
-			b.Hash = c.Hash
-			b.Initiator = c.UsesInitiator()
-		}
-		out = append(out, b)
-	}
-	return out
-}
-
 // running are the ids of a process step's running children, in item
 // order, as the run view shows them.
 func running(v *interpreter.View, stepID string) []string {

@@ -69,7 +69,7 @@ type Env struct {
 func (env Env) start(inputs map[string]any, mode string, starter interpreter.Actor) interpreter.Start {
 	return interpreter.Start{
 		RunID: RunID, Process: env.Process, Version: 1, Roles: env.Roles, Inputs: inputs, Mode: mode, Starter: starter,
-		Children: bindings(env.Process, env.Children),
+		Children: interpreter.BindLocal(env.Process, env.Children),
 	}
 }
 

@@ -179,7 +179,7 @@ func catalogOf(src []byte, children map[string]*interpreter.Process) *interprete
 			return nil
 		}
 		// The file's child stands for every version a step names.
-		cat.Add(interpreter.CatalogEntry{Process: c, Version: max(ref.Version, 1), Children: bindings(c, children)}, ref.Version == 0)
+		cat.Add(interpreter.CatalogEntry{Process: c, Version: max(ref.Version, 1), Children: interpreter.BindLocal(c, children)}, ref.Version == 0)
 	}
 	return cat
 }
