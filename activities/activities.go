@@ -191,6 +191,9 @@ func (a *Activities) publishRun(ctx context.Context, org string, l *interpreter.
 		Outcome: l.Outcome, Mode: l.Mode, Inputs: inputs, StartedBy: l.StartedBy,
 		StartedAt: l.StartedAt, UpdatedAt: l.UpdatedAt, Seq: l.Seq, FinalView: l.Final,
 	}
+	if l.Parent != nil {
+		row.Parent, row.ParentStep = l.Parent.RunID, l.Parent.StepID
+	}
 	work := make([]store.WorkRow, len(l.Work))
 	for i, w := range l.Work {
 		work[i] = store.WorkRow{

@@ -35,7 +35,7 @@ func (g *Gateway) addResources() {
 		URITemplate: runURIPrefix + "{runId}",
 		Name:        "run",
 		Title:       "A run's view",
-		Description: "The run view get_run answers: run data, step states and open work items. Refused and not found exactly as get_run is.",
+		Description: "The run view get_run answers: run data, step states and open work items. Refused and not found exactly as get_run is. Its _meta links the run that started it (parent, parentStep) and the runs its process steps started (children), when there are.",
 		MIMEType:    "application/json",
 	}, g.readRun)
 	g.server.AddResourceTemplate(&mcp.ResourceTemplate{
@@ -81,7 +81,38 @@ func (g *Gateway) readRun(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
+	contents := &mcp.ResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}
+	if id := identityOf(req.Extra); id != nil {
+		parent, step, children, more, err := g.Family(ctx, *id, runID)
+		if err != nil {
+			return nil, g.resourceError(ctx, uri, err)
+		}
+		contents.Meta = familyMeta(parent, step, children, more)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{contents}}, nil
+}
+
+// familyMeta is a run resource's _meta: links to the run's parent and
+// children (baton-subprocess-1), nil for a run with neither.
+func familyMeta(parent, step string, children []string, more bool) mcp.Meta {
+	meta := mcp.Meta{}
+	if parent != "" {
+		meta["parent"], meta["parentStep"] = runURIPrefix+parent, step
+	}
+	if len(children) > 0 {
+		uris := make([]string, len(children))
+		for i, c := range children {
+			uris[i] = runURIPrefix + c
+		}
+		meta["children"] = uris
+		if more {
+			meta["moreChildren"] = "list_runs with parent lists them all"
+		}
+	}
+	if len(meta) == 0 {
+		return nil
+	}
+	return meta
 }
 
 // readProcess answers baton://processes/{name} and {name}@{version} with

@@ -29,6 +29,9 @@ type Listing struct {
 	// AttemptRev to AttemptsWritten.
 	Attempts   []Attempt `json:"attempts,omitempty"`
 	AttemptRev int64     `json:"attemptRev,omitempty"`
+	// Parent is the run and process step that started a child run
+	// (baton-subprocess-1); nil for a run start_run started.
+	Parent *ParentRef `json:"parent,omitempty"`
 }
 
 // ListingWork is one piece of open work: a ready agent step or an open
@@ -60,7 +63,7 @@ func (m *Machine) Listing(now time.Time) (*Listing, error) {
 		RunID: r.ID, Process: r.Process, Version: r.Version, State: string(r.State), Outcome: r.Outcome,
 		Mode: r.Mode, Inputs: r.Data.Inputs, StartedBy: r.StartedBy.ID, StartedAt: r.StartedAt,
 		UpdatedAt: m.updatedAt(now), Seq: r.Seq, Work: []ListingWork{},
-		Attempts: m.pendingAttempts(), AttemptRev: r.AttemptRev,
+		Attempts: m.pendingAttempts(), AttemptRev: r.AttemptRev, Parent: r.Parent,
 	}
 	for _, w := range m.AgentWork(now) {
 		_, sr := m.stepRun(w.StepID)

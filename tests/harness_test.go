@@ -121,6 +121,8 @@ type options struct {
 	tracing *telemetry.Tracing
 	// logger is the gateway's and the worker's. Default slog.Default().
 	logger *slog.Logger
+	// subprocess offers baton-subprocess-1.
+	subprocess bool
 }
 
 func start(t testing.TB, o options) *baton {
@@ -181,6 +183,9 @@ func start(t testing.TB, o options) *baton {
 	}
 	if o.tools != "" {
 		gopts.Profiles = append(gopts.Profiles, interpreter.ProfileTools)
+	}
+	if o.subprocess {
+		gopts.Profiles = append(gopts.Profiles, interpreter.ProfileSubprocess)
 	}
 	g, err := gateway.New(st, w.Runs, issuer.Verify, &gopts)
 	if err != nil {

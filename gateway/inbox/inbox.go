@@ -60,6 +60,14 @@ type Admitter interface {
 	Admit(id auth.Identity) (release func(), ok bool)
 }
 
+// Families tells where a run stands among the runs of
+// baton-subprocess-1: the run and process step that started it, and the
+// runs its process steps started. When the inbox's Tools implement it
+// (*gateway.Gateway does), a run's page links them.
+type Families interface {
+	Family(ctx context.Context, id auth.Identity, runID string) (parent, step string, children []string, more bool, err error)
+}
+
 // Options configure the inbox.
 type Options struct {
 	// BaseURL is the gateway's public URL; the inbox is at BaseURL/inbox/.

@@ -21,7 +21,15 @@ type runPage struct {
 	Inputs []kv
 	Body   template.HTML
 	Cancel *cancelForm
+	// Parent is the run whose process step started this one; Children
+	// the runs this one's process steps started (baton-subprocess-1).
+	Parent       *runLink
+	Children     []runLink
+	MoreChildren bool
 }
+
+// runLink links another run's page.
+type runLink struct{ ID, URL, Step string }
 
 type runItem struct {
 	URL, ID, StepID, Kind, Assigned, Due string
@@ -60,6 +68,20 @@ func (in *Inbox) showRun(w http.ResponseWriter, r *http.Request, s *session, cod
 		Steps: stepSections(&v), Inputs: values(runData(&v).Inputs), Body: markdown(v.Body),
 	}
 	p.Notice = notice
+	if f, ok := in.tools.(Families); ok {
+		parent, step, children, more, err := f.Family(r.Context(), s.identity(), v.Run.ID)
+		if err != nil {
+			in.failTool(w, r, s, err)
+			return
+		}
+		if parent != "" {
+			p.Parent = &runLink{ID: parent, URL: workflows.InboxLink(Path, parent, ""), Step: step}
+		}
+		for _, c := range children {
+			p.Children = append(p.Children, runLink{ID: c, URL: workflows.InboxLink(Path, c, "")})
+		}
+		p.MoreChildren = more
+	}
 	now := in.now()
 	for i := range v.WorkItems {
 		it := &v.WorkItems[i]

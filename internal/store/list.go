@@ -29,6 +29,9 @@ type RunFilter struct {
 	// element in order; a null field matches only an input that is null,
 	// not one that is absent.
 	Inputs json.RawMessage
+	// Parent keeps the children of this run (baton-subprocess-1); "" for
+	// any.
+	Parent string
 }
 
 // Listing queries are built from these parts; each listing's WHERE clause
@@ -92,6 +95,13 @@ WHERE org = @org`
   AND state = @state`
 	sqlRunsAfter = `
   AND (started_at, run_id) > (@after_time, @after_run)`
+	// A parent's children come from their partial index; the other
+	// filters check each child in place, inputs as sqlInputsMatch does.
+	sqlRunsParent = `
+  AND parent_run_id = @parent`
+	sqlRunsInputs = `
+  AND r.inputs @> @inputs::jsonb
+  AND NOT EXISTS (SELECT 1 FROM jsonb_each(@inputs::jsonb) f WHERE r.inputs -> f.key IS DISTINCT FROM f.value)`
 	sqlRunsOrder = `
 ORDER BY started_at, run_id
 LIMIT @limit`
@@ -208,7 +218,7 @@ func (s *Store) ListRuns(ctx context.Context, org string, f RunFilter, limit int
 		}
 	}
 	process, afterSQL := sqlRunsProcess, sqlRunsAfter
-	if byInputs {
+	if byInputs && f.Parent == "" {
 		process, afterSQL = sqlInputsProcess, sqlInputsAfter
 	}
 	var filters strings.Builder
@@ -225,6 +235,16 @@ func (s *Store) ListRuns(ctx context.Context, org string, f RunFilter, limit int
 	}
 	var sql string
 	switch {
+	case f.Parent != "":
+		args["parent"] = f.Parent
+		sql = sqlListRuns + sqlRunsParent
+		if f.State != "" {
+			sql += sqlRunsState
+		}
+		if byInputs {
+			sql += sqlRunsInputs
+		}
+		sql += filters.String() + sqlRunsOrder
 	case !byInputs && f.State != "":
 		sql = sqlListRuns + sqlRunsState + filters.String() + sqlRunsOrder
 	case !byInputs:

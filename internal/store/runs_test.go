@@ -780,8 +780,12 @@ func TestMigrateRunInputsBackfills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Written as a worker of that schema wrote them: today's UpsertRun
+	// writes columns of later migrations.
 	for i, in := range []string{`{"vendorName": "Acme"}`, `{}`, `{"vendorName": "Acme", "amount": 1}`} {
-		if _, err := s.UpsertRun(ctx, nil, run(fmt.Sprintf("r_%d", i), 1, t0.Add(time.Duration(i)*time.Minute), in), nil); err != nil {
+		r := run(fmt.Sprintf("r_%d", i), 1, t0.Add(time.Duration(i)*time.Minute), in)
+		if _, err := s.Pool().Exec(ctx, `INSERT INTO runs (org, run_id, process, version, state, mode, inputs, started_by, started_at, updated_at, seq)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, r.Org, r.RunID, r.Process, r.Version, r.State, r.Mode, r.Inputs, r.StartedBy, r.StartedAt, r.UpdatedAt, r.Seq); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -926,5 +930,69 @@ func TestRunInputsRacingFirstWritesAndOrganizations(t *testing.T) {
 				t.Fatalf("%s, state %q: %+v (err %v), want its own run at seq %d", o, f.State, items, err, writers)
 			}
 		}
+	}
+}
+
+// A child run's row names its parent and step, which later writes keep;
+// list_runs with parent lists a parent's children (in the caller's
+// organization only), oldest first, paged, with the other filters.
+func TestListRunsByParent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i := range 6 {
+		r := run(fmt.Sprintf("r_c%d", i), 1, t0.Add(time.Duration(i)*time.Minute), fmt.Sprintf(`{"n": %d}`, i%2))
+		r.Process = "screening"
+		r.Parent, r.ParentStep = "r_p", "screen_each"
+		if i == 5 {
+			r.Parent = "r_other"
+		}
+		if i%3 == 2 {
+			r.State = "ended"
+		}
+		upsert(t, b, r)
+	}
+	upsert(t, b, run("r_p", 1, t0, `{}`))
+	later := run("r_c0", 2, t0, `{"n": 0}`)
+	later.Process, later.State = "screening", "waiting"
+	upsert(t, b, later)
+	other := run("r_c9", 1, t0, `{}`)
+	other.Org, other.Parent = "o_other", "r_p"
+	upsert(t, b, other)
+	list := func(f store.RunFilter, limit int) []string {
+		t.Helper()
+		var ids []string
+		cursor := ""
+		for {
+			items, next, err := b.store.ListRuns(b.ctx, org, f, limit, cursor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, runIDs(items)...)
+			if next == "" {
+				return ids
+			}
+			cursor = next
+		}
+	}
+	for _, c := range []struct {
+		f    store.RunFilter
+		want []string
+	}{
+		{store.RunFilter{Parent: "r_p"}, []string{"r_c0", "r_c1", "r_c2", "r_c3", "r_c4"}},
+		{store.RunFilter{Parent: "r_p", State: "ended"}, []string{"r_c2"}},
+		{store.RunFilter{Parent: "r_p", Inputs: json.RawMessage(`{"n": 1}`)}, []string{"r_c1", "r_c3"}},
+		{store.RunFilter{Parent: "r_p", Process: "other"}, nil},
+		{store.RunFilter{Parent: "r_c0"}, nil},
+	} {
+		if got := list(c.f, 2); !slices.Equal(got, c.want) {
+			t.Errorf("%+v: %v, want %v", c.f, got, c.want)
+		}
+	}
+	row, err := b.store.GetRun(b.ctx, org, "r_c0")
+	if err != nil || row.Parent != "r_p" || row.ParentStep != "screen_each" || row.State != "waiting" {
+		t.Fatalf("r_c0 after a later write: %+v, %v", row, err)
+	}
+	if row, _ := b.store.GetRun(b.ctx, org, "r_p"); row.Parent != "" {
+		t.Fatalf("a run start_run started has parent %q", row.Parent)
 	}
 }
