@@ -83,7 +83,12 @@ type Options struct {
 	// only while the workers have an evaluator (profile-check), and
 	// baton-tools-1 only while a tool registration is stored
 	// (docs/profile-tools.md); call_tool is a tool only then.
+	// baton-subprocess-1 needs workers that run it (this version's do).
 	Profiles []string
+	// MaxChildren is how many children one process step of a run started
+	// here may start (baton-subprocess-1); a for_each over more fails the
+	// run. Default interpreter.DefaultMaxChildren (1000).
+	MaxChildren int
 	// CheckLimits are the check profile's thresholds and the evaluator's
 	// share of run data, pinned on every run started here and published in
 	// describe. Zero fields take the profile's defaults (checkPass 0.9,
@@ -163,9 +168,15 @@ func (o *Options) defaults() error {
 		o.Profiles = []string{interpreter.ProfileParallel}
 	}
 	for _, p := range o.Profiles {
-		if p != interpreter.ProfileParallel && p != interpreter.ProfileCheck && p != interpreter.ProfileTools {
-			return fmt.Errorf("gateway: profile %q is not offered by this server (only %s, %s and %s)", p, interpreter.ProfileParallel, interpreter.ProfileCheck, interpreter.ProfileTools)
+		if p != interpreter.ProfileParallel && p != interpreter.ProfileCheck && p != interpreter.ProfileTools && p != interpreter.ProfileSubprocess {
+			return fmt.Errorf("gateway: profile %q is not offered by this server (only %s, %s, %s and %s)", p, interpreter.ProfileParallel, interpreter.ProfileCheck, interpreter.ProfileTools, interpreter.ProfileSubprocess)
 		}
+	}
+	if o.MaxChildren == 0 {
+		o.MaxChildren = interpreter.DefaultMaxChildren
+	}
+	if o.MaxChildren < 1 {
+		return fmt.Errorf("gateway: MaxChildren %d is below 1", o.MaxChildren)
 	}
 	if err := o.CheckLimits.Validate(); err != nil {
 		return fmt.Errorf("gateway: CheckLimits: %w", err)

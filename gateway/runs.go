@@ -111,7 +111,7 @@ func (g *Gateway) startRun(ctx context.Context, c *call) (json.RawMessage, error
 		Start: interpreter.Start{
 			Process: pub.p, Version: pub.version, Roles: pub.roles, Children: pub.children, Operators: g.opts.Operators,
 			Inputs: c.object("inputs"), Mode: c.str("mode"), Starter: c.actor(),
-			Limits: interpreter.Limits{RunDataBytes: g.opts.RunDataBytes, Check: g.opts.CheckLimits},
+			Limits: interpreter.Limits{RunDataBytes: g.opts.RunDataBytes, Check: g.opts.CheckLimits, Children: g.opts.MaxChildren},
 		},
 	})
 }

@@ -99,11 +99,12 @@ func (e *evaluatorConfig) describe() string {
 	}
 }
 
-// profiles are the profiles a deployment offers: parallel-1 always,
-// check-1 while an evaluator is configured (profile-check), baton-tools-1
-// while a tool registration is loaded (docs/profile-tools.md).
+// profiles are the profiles a deployment offers: parallel-1 and
+// baton-subprocess-1 always, check-1 while an evaluator is configured
+// (profile-check), baton-tools-1 while a tool registration is loaded
+// (docs/profile-tools.md).
 func profiles(check, tools bool) []string {
-	p := []string{interpreter.ProfileParallel}
+	p := []string{interpreter.ProfileParallel, interpreter.ProfileSubprocess}
 	if check {
 		p = append(p, interpreter.ProfileCheck)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/baton-run/baton/gateway"
 	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/interpreter"
 )
 
 // runtimeConfig is the runtime flags that dev, serve, gateway and worker
@@ -28,7 +29,9 @@ type runtimeConfig struct {
 	lease, callWait                        time.Duration
 	uploadQuotaWindow, requestRetention    time.Duration
 	maxUpload, maxRequests, maxPerIdentity int
-	uploadQuota                            int64
+	// maxChildren caps the children of one process step.
+	maxChildren int
+	uploadQuota int64
 }
 
 // runtimeFlags says which runtime flags a command takes, and the defaults
@@ -62,6 +65,7 @@ func (c *runtimeConfig) flags(fl *flag.FlagSet, which runtimeFlags) {
 		intFlag(fl, &c.maxUpload, "max-upload-bytes", gateway.DefaultMaxUploadBytes, "largest upload")
 		intFlag(fl, &c.maxRequests, "max-requests", gateway.DefaultMaxRequests, "most requests served at once; more wait up to 5s, then get 503")
 		intFlag(fl, &c.maxPerIdentity, "max-requests-per-identity", gateway.DefaultRequestsPerIdentity, "most requests of one identity served at once; more get retry (HTTP 429) at once")
+		intFlag(fl, &c.maxChildren, "subprocess-children", interpreter.DefaultMaxChildren, "most children one process step of a run may start (baton-subprocess-1); a for_each over more fails the run")
 		int64Flag(fl, &c.uploadQuota, "upload-quota-bytes", gateway.DefaultUploadQuotaBytes, "most bytes one identity may upload per --upload-quota-window; 0 for no quota")
 		durationFlag(fl, &c.uploadQuotaWindow, "upload-quota-window", gateway.DefaultUploadQuotaWindow, "the window --upload-quota-bytes counts")
 		durationFlag(fl, &c.requestRetention, "request-retention", gateway.DefaultRequestRetention, "how long requestIds are remembered for replays (at least 24h); older records are swept hourly")
@@ -88,6 +92,9 @@ func (c *runtimeConfig) check(withGateway bool) error {
 	}
 	if c.maxRequests < 1 {
 		return fmt.Errorf("--max-requests %d must be at least 1", c.maxRequests)
+	}
+	if c.maxChildren < 1 {
+		return fmt.Errorf("--subprocess-children %d must be at least 1", c.maxChildren)
 	}
 	if c.maxPerIdentity < 1 {
 		return fmt.Errorf("--max-requests-per-identity %d must be at least 1", c.maxPerIdentity)

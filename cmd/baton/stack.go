@@ -228,7 +228,7 @@ func (c *runtimeConfig) startStack(ctx context.Context, o stackOptions, obs *obs
 		}
 		s.gateway, err = gateway.New(s.store, runs, o.verifier, &gateway.Options{
 			Org: c.org, BaseURL: o.baseURL, Lease: c.lease, CallWait: c.callWait,
-			MaxUploadBytes: c.maxUpload, MaxRequestsPerIdentity: c.maxPerIdentity, Secret: o.secret, Logger: log, AuthServers: o.authServers, Scopes: o.scopes,
+			MaxUploadBytes: c.maxUpload, MaxRequestsPerIdentity: c.maxPerIdentity, MaxChildren: c.maxChildren, Secret: o.secret, Logger: log, AuthServers: o.authServers, Scopes: o.scopes,
 			UploadQuota: c.gatewayQuota(), Profiles: profiles(c.evaluator.offered(), tools),
 			Observe: obs.toolCalls(), InboxURL: o.inboxURL,
 		})
