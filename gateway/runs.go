@@ -145,7 +145,7 @@ func (g *Gateway) getRun(ctx context.Context, c *call) (any, error) {
 }
 
 func (g *Gateway) listRuns(ctx context.Context, c *call) (any, error) {
-	f := store.RunFilter{Process: c.str("process"), State: c.str("state")}
+	f := store.RunFilter{Process: c.str("process"), State: c.str("state"), Parent: c.str("parent")}
 	if in := c.object("inputs"); in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {

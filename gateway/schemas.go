@@ -52,7 +52,9 @@ const (
 	// schema, the same notation.
 	argsCallTool = `{"type":"object","properties":{"token":{"type":"string"},"tool":{"type":"string","minLength":1,"maxLength":200},"arguments":` + object + `,` + reqID +
 		`},"required":["token","tool","requestId"],"additionalProperties":false}`
-	argsListRuns = `{"type":"object","properties":{"process":{"type":"string"},"state":{"type":"string","enum":["active","waiting","ended","cancelled"]},"inputs":` + object + `,` + limit +
+	// list_runs takes parent too (baton-subprocess-1): the profile's
+	// schema, docs/schemas/baton-subprocess-1/list_runs.arguments.json.
+	argsListRuns = `{"type":"object","properties":{"process":{"type":"string"},"state":{"type":"string","enum":["active","waiting","ended","cancelled"]},"inputs":` + object + `,"parent":{"type":"string"},` + limit +
 		`,"cursor":{"type":"string"}},"additionalProperties":false}`
 )
 

@@ -27,7 +27,12 @@ func TestArgumentSchemasAreTheOfficialOnes(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(string(name), func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join(dir, string(name)+".arguments.json"))
+			file := filepath.Join(dir, string(name)+".arguments.json")
+			if name == interpreter.ToolListRuns {
+				// baton-subprocess-1 adds parent to core-2's.
+				file = filepath.Join("..", "docs", "schemas", "baton-subprocess-1", "list_runs.arguments.json")
+			}
+			b, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -127,7 +127,7 @@ func toolTable() []*tool {
 		newRunTool(interpreter.ToolSendEvent, toolMeta{title: "Send an event to a run", arguments: argsSendEvent, result: results.sendEvent,
 			description: "Deliver an event to a run; a wait_for step consumes it or it is held."}, (*Gateway).sendEvent, renderAsIs),
 		newReadTool(interpreter.ToolListRuns, toolMeta{title: "List runs", arguments: argsListRuns, result: results.listRuns,
-			description: "Runs, filtered by process, state and input values."}, (*Gateway).listRuns),
+			description: "Runs, filtered by process, state, input values and parent (the runs a run's process steps started)."}, (*Gateway).listRuns),
 		// The baton-tools-1 profile's own tool (docs/profile-tools.md),
 		// offered with the profile.
 		newRunTool(interpreter.ToolCallTool, toolMeta{title: "Call a claimed step's tool", destructive: true, openWorld: true, arguments: argsCallTool, result: results.callTool,

@@ -48,43 +48,21 @@ steps:
 Run the RFP.
 `
 
-// parentView is a parent's run view from a tool's result, unchecked: its
-// process steps are the profile's, not core-2's.
-func parentView(t *testing.T, u *user, tool string, args map[string]any) interpreter.View {
-	t.Helper()
-	var r reply
-	res := u.send(tool, args)
-	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &r); err != nil || !r.OK {
-		t.Fatalf("%s: %v %+v", tool, err, r.Error)
-	}
-	var v interpreter.View
-	if err := json.Unmarshal(r.Data, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// A child run links its parent, and a parent its children, in the run
-// resource's _meta and on the inbox's run pages; the child's own view is
-// core-2's.
+// A child run links its parent, and a parent its children: list_runs
+// with parent, the run resource's _meta and the inbox's run pages; the
+// child's own view is core-2's, the parent's the profile's.
 func TestRunFamilyLinks(t *testing.T) {
 	b := startInbox(t, options{subprocess: true})
 	b.publish(familyChildSrc)
 	b.publish(familyParentSrc)
 	mira := b.connect(personID("mira@example.com"))
 	agent := b.connect(agentID)
-	v := parentView(t, mira, "start_run", map[string]any{"process": "rfp", "inputs": map[string]any{}, "requestId": rid()})
+	var v interpreter.View
+	mira.ok("start_run", map[string]any{"process": "rfp", "inputs": map[string]any{}, "requestId": rid()}, &v)
 	parent := v.Run.ID
-	var c struct {
-		Token string `json:"token"`
-	}
-	res := agent.send("claim", map[string]any{"runId": parent, "stepId": "collect", "requestId": rid()})
-	var r reply
-	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &r); err != nil || !r.OK || json.Unmarshal(r.Data, &c) != nil {
-		t.Fatalf("claim: %v %+v", err, r.Error)
-	}
+	c := claimStep(agent, parent, "collect")
 	suppliers := []any{map[string]any{"name": "Acme"}, map[string]any{"name": "Birch"}}
-	v = parentView(t, agent, "submit", map[string]any{"token": c.Token, "requestId": rid(), "summary": "Listed.", "output": map[string]any{"suppliers": suppliers}})
+	agent.ok("submit", map[string]any{"token": c.Token, "requestId": rid(), "summary": "Listed.", "output": map[string]any{"suppliers": suppliers}}, &v)
 	var kids []string
 	for _, s := range v.Steps {
 		if s.ID == "screen_each" && s.Children != nil {
@@ -93,6 +71,29 @@ func TestRunFamilyLinks(t *testing.T) {
 	}
 	if len(kids) != 2 {
 		t.Fatalf("children: %+v", v.Steps)
+	}
+
+	var listed struct {
+		Items []struct {
+			ID      string `json:"id"`
+			Process string `json:"process"`
+		} `json:"items"`
+	}
+	// The children write their own rows as they start: wait for both.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		mira.ok("list_runs", map[string]any{"parent": parent}, &listed)
+		if len(listed.Items) >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(listed.Items) != 2 || listed.Items[0].Process != "screening" || !slices.Contains(kids, listed.Items[0].ID) || !slices.Contains(kids, listed.Items[1].ID) {
+		t.Fatalf("list_runs parent %s: %+v, want %v", parent, listed.Items, kids)
+	}
+	mira.ok("list_runs", map[string]any{"parent": kids[0]}, &listed)
+	if len(listed.Items) != 0 {
+		t.Fatalf("a child's children: %+v", listed.Items)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -118,14 +119,14 @@ func TestRunFamilyLinks(t *testing.T) {
 		}
 	}
 	rc := read(parent)
-	var listed []string
+	var linked []string
 	for _, u := range rc.Meta["children"].([]any) {
-		listed = append(listed, u.(string))
+		linked = append(linked, u.(string))
 	}
-	slices.Sort(listed)
+	slices.Sort(linked)
 	want := []string{"baton://runs/" + kids[0], "baton://runs/" + kids[1]}
 	slices.Sort(want)
-	if !slices.Equal(listed, want) || rc.Meta["parent"] != nil {
+	if !slices.Equal(linked, want) || rc.Meta["parent"] != nil {
 		t.Fatalf("parent's _meta: %+v", rc.Meta)
 	}
 
