@@ -94,6 +94,7 @@ func TestGatewayRefusesSettingsOutOfRange(t *testing.T) {
 	for _, tt := range []struct{ flag, value string }{
 		{"--request-retention", "1h"},
 		{"--max-requests", "0"},
+		{"--subprocess-children", "0"},
 		{"--upload-quota-bytes", "-5"},
 		{"--lease", "10ms"},
 		{"--call-wait", "0s"},
