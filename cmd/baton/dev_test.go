@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/baton-run/baton/gateway/oauth"
 	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/internal/testing/pgtest"
+	"github.com/baton-run/baton/interpreter"
 )
 
 // baton dev hands out 30-day tokens in the clear; listening beyond loopback
@@ -88,9 +90,12 @@ func TestTwoDevSideBySide(t *testing.T) {
 	for i, d := range devs {
 		base := strings.TrimSuffix(d.mcpURL, "/mcp")
 		var desc struct {
-			Version string `json:"version"`
+			Version  string   `json:"version"`
+			Profiles []string `json:"profiles"`
 		}
-		if err := devDriver(t, datas[i], d.mcpURL).Call(ctx, drive.WalkAgent, "describe", nil, &desc); err != nil || desc.Version != "core-2" {
+		// baton dev offers sub-processes: the runtime runs children.
+		if err := devDriver(t, datas[i], d.mcpURL).Call(ctx, drive.WalkAgent, "describe", nil, &desc); err != nil || desc.Version != "core-2" ||
+			!slices.Contains(desc.Profiles, interpreter.ProfileParallel) || !slices.Contains(desc.Profiles, interpreter.ProfileSubprocess) {
 			t.Errorf("dev %d: describe: %v %+v", i, err, desc)
 		}
 		// OAuth discovery, as a client does it from the MCP URL alone.
