@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -194,4 +195,24 @@ func assertCheck(t *testing.T, c Check, broken string) {
 		}
 	}
 	t.Errorf("%s check did not report %q; it reported %q", c.Name, broken, c.Broken)
+}
+
+// A script that failed, or never started its run, breaks the scripts
+// check; a report holds only when it checked something and all held.
+func TestCheckScriptsAndReport(t *testing.T) {
+	runs := []*scriptRun{{ID: "r1", Script: "review"}, {ID: "r2", Script: "race"}}
+	assertCheck(t, checkScripts(runs, nil), "")
+	runs[1].Err = errors.New("2 of two racing decisions were taken")
+	assertCheck(t, checkScripts(runs, nil), "race run r2: 2 of two racing decisions were taken")
+	assertCheck(t, checkScripts(runs[:1], []error{errors.New("review: start_run: retry")}), "could not start its run: review: start_run: retry")
+
+	if (&Report{}).OK() {
+		t.Error("a report that checked nothing holds")
+	}
+	if !(&Report{Checks: []Check{{Name: "runs"}}}).OK() {
+		t.Error("a report whose checks held does not hold")
+	}
+	if (&Report{Checks: []Check{{Name: "runs"}, {Name: "views", Broken: []string{"x"}}}}).OK() {
+		t.Error("a report with a broken check holds")
+	}
 }
