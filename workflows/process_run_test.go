@@ -75,6 +75,10 @@ type recorder struct {
 	// notices are the notices delivered, by type.
 	notices map[interpreter.NoticeType][]*interpreter.Notice
 	cancel  CancelInfo
+	// deliver, when set, answers each delivery of a notice (nil: it is
+	// delivered); tries counts the deliveries tried, by notice id.
+	deliver func(n *interpreter.Notice) error
+	tries   map[string]int
 	// hook, when set, runs after each listing is recorded, inside the
 	// local activity.
 	hook func(ctx context.Context, l *interpreter.Listing)
@@ -130,6 +134,15 @@ func setup(t *testing.T) *bundle {
 	env.RegisterActivityWithOptions(func(ctx context.Context, org, channel string, n *interpreter.Notice) error {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
+		if rec.tries == nil {
+			rec.tries = map[string]int{}
+		}
+		rec.tries[n.ID]++
+		if rec.deliver != nil {
+			if err := rec.deliver(n); err != nil {
+				return err
+			}
+		}
 		if rec.notices == nil {
 			rec.notices = map[interpreter.NoticeType][]*interpreter.Notice{}
 		}
