@@ -47,6 +47,12 @@ requestId, every view, every downstream call and every claim token. It
 prints one line per check, the counts, throughput and p99 per tool, and
 exits 1 on any broken check (docs/production.md, "The chaos soak").
 
+With --fanout N it measures sub-processes instead (docs/profile-subprocess.md):
+a for_each over N items of bench-fanout, whose child bench-child ends at once,
+from the step ready to the parent's next step ready, against N start_run calls
+of bench-child, --concurrency at once; with --temporal-address it counts the
+parent's history. Publish them first: baton dev --processes examples/bench-fanout.
+
 The process (--process-file) must be published on the server and need no
 waits; examples/bench is one: baton dev --processes examples/bench.
 Tokens come from --data (the data folder of baton dev) or from
@@ -60,7 +66,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	var (
 		url, data, processFile, agentTok, personTok, temporalAddr, namespace string
 		compression                                                          string
-		runs, concurrency, pid, samples, handed, rounds                      int
+		runs, concurrency, pid, samples, handed, rounds, fanout              int
 		phases, mcpClient, insightsDB                                        string
 		soakFor                                                              time.Duration
 		chaos                                                                bool
@@ -84,6 +90,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	intFlag(fl, &rounds, "rounds", 1, "times the full phase runs, each followed by the bare full shape with --temporal-address")
 	intFlag(fl, &handed, "handed", 0, "runs the handed phase walks to a person's work item and leaves open (default --runs)")
 	stringFlag(fl, &mcpClient, "client", "plain", "how the clients call over MCP: plain (one JSON-RPC request a call, little CPU beside the server) or sdk (the MCP Go SDK's client sessions)")
+	intFlag(fl, &fanout, "fanout", 0, "items of the sub-process fan-out measurement, instead of the phases (0: none)")
 	stringFlag(fl, &phases, "phases", "starts,listings,full", "phases to run, of starts, handed, listings and full (the bare comparison runs with --temporal-address)")
 	stringFlag(fl, &insightsDB, "insights", "", `instead of the phases, time the insights query against 100,000 ended and 10,000 open runs of one process, seeded into this PostgreSQL URL ("dev": the --data folder's) and deleted after; prints p50, p99 and EXPLAIN ANALYZE`)
 	fl.DurationVar(&soakFor, "soak", 0, "run the chaos soak for this long instead of measuring --url (see above)")
@@ -108,6 +115,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if mcpClient != "plain" && mcpClient != "sdk" {
 		fmt.Fprintf(stderr, "baton bench: --client %q: want plain or sdk\n", mcpClient)
 		return 2
+	}
+	if fanout > 0 {
+		return benchFanout(fanoutFlags{items: fanout, concurrency: concurrency, url: url, data: data, agentTok: agentTok, personTok: personTok,
+			temporalAddr: temporalAddr, namespace: namespace, compression: compression}, stdout, stderr)
 	}
 	src, err := os.ReadFile(processFile)
 	if err != nil {
