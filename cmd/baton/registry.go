@@ -42,6 +42,8 @@ func (r *registryFlags) registerWhere(fl *flag.FlagSet) {
 // until the returned close function is called.
 func (r *registryFlags) open(ctx context.Context, stderr io.Writer) (*gateway.Registry, func(), error) {
 	offer := interpreter.DefaultOffer()
+	// Every server offers baton-subprocess-1 (profiles).
+	offer.Profiles = append(offer.Profiles, interpreter.ProfileSubprocess)
 	if r.check || r.databaseURL == "" {
 		// baton dev always has an evaluator (by default the unsure one).
 		offer.Profiles = append(offer.Profiles, interpreter.ProfileCheck)

@@ -170,3 +170,19 @@ func TestRegistryOffersToolsOnceRegistered(t *testing.T) {
 		t.Fatalf("import of an unregistered tool: exit %d, stderr:\n%s", code, errOut)
 	}
 }
+
+// import and publish take a process that runs others, as every server
+// offers baton-subprocess-1: the children are imported and published
+// before the parent that names them, whatever order they are given in.
+func TestImportAndPublishChildrenFirst(t *testing.T) {
+	db := pgtest.NewDatabase(t)
+	rfp := filepath.Join(repoRoot(t), "examples", "rfp")
+	out := batonOK(t, "import", "--database-url", db, filepath.Join(rfp, "rfp"), filepath.Join(rfp, "supplier-screening"), filepath.Join(rfp, "contract-review"))
+	if i, j := strings.Index(out, "draft of supplier-screening"), strings.Index(out, "draft of rfp"); i < 0 || j < 0 || j < i {
+		t.Fatalf("import printed:\n%s", out)
+	}
+	out = batonOK(t, "publish", "--database-url", db, "--same-name-groups", "rfp", "contract-review", "supplier-screening")
+	if i, j := strings.Index(out, "Published contract-review v1 "), strings.Index(out, "Published rfp v1 "); i < 0 || j < 0 || j < i {
+		t.Fatalf("publish printed:\n%s", out)
+	}
+}
