@@ -158,6 +158,9 @@ func (g *Gateway) authorPrompt(args map[string]string) string {
 	if g.offers(interpreter.ProfileTools) {
 		w("- baton-tools-1: `tools: [server/tool, ...]` on an agent step names the registered tools its agent may call through Baton.\n")
 	}
+	if g.offers(interpreter.ProfileSubprocess) {
+		w("- baton-subprocess-1: `process: <name>` runs another published process of this organization as a child run, or once per item with `for_each: <path to a list>`; `inputs` maps each child input to a path (`inputs.x`, `steps.<id>.output.x`, `item`, `item.<field>`) or a literal; `on_outcome: { <child outcome>: <step> }` routes on how a child ended (only `failed` and `cancelled` with `for_each`) and may go back.\n")
+	}
 	w("A run's data (inputs and every step's output) is at most %d bytes.\n\n", g.opts.RunDataBytes)
 	w("Put confirmed thresholds and policy in the step instructions; there are no rule tables. Write instructions an agent or person can follow without asking, and say what to escalate.\n\n")
 	flags := "--profiles " + strings.Join(g.opts.Profiles, ",")

@@ -1,11 +1,15 @@
 package tests
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/interpreter"
@@ -305,6 +309,21 @@ func TestRFPScreeningFailedRoute(t *testing.T) {
 	if first["outcome"] != "failed" || first["note"] != "The registry is offline." || items[1].(map[string]any)["outcome"] != "flagged" || v.StepState("compare") != "null" {
 		t.Fatalf("screen_each recorded %+v; steps %s", items, v.StepStates())
 	}
+
+	// describe lists the profile, and the author prompt says what it adds.
+	var d struct{ Profiles []string }
+	r.agent.ok("describe", map[string]any{}, &d)
+	if !slices.Contains(d.Profiles, interpreter.ProfileSubprocess) {
+		t.Errorf("describe.profiles %v lacks %s", d.Profiles, interpreter.ProfileSubprocess)
+	}
+	prompt, err := r.agent.cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "author-process"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := prompt.Messages[0].Content.(*mcp.TextContent).Text; !strings.Contains(text, "- baton-subprocess-1: `process: <name>`") {
+		t.Errorf("the author prompt does not say what baton-subprocess-1 adds:\n%s", text)
+	}
+
 	v = r.decide(pat, r.run, "review_failures", "completed", map[string]any{"output": map[string]any{}, "next": "abandoned", "reason": "One supplier left is not enough."})
 	if v.Run.State != "ended" || *v.Run.Outcome != "abandoned" {
 		t.Fatalf("after procurement: %+v", v.Run)
