@@ -59,12 +59,22 @@ func loadChildOptions(b interpreter.ChildBinding) workflow.ActivityOptions {
 	}
 }
 
+// publishTries is how long a publish is tried again: through any outage
+// of PostgreSQL a run outlives. A local activity without a
+// ScheduleToCloseTimeout stops trying at its StartToCloseTimeout, so after
+// 10 seconds of an outage the write would answer with its answer stored
+// nowhere, and its replay once the run ended would find no record and be
+// refused as a reused requestId.
+const publishTries = 24 * time.Hour
+
 // publishOptions writes the read model and a write's answer as a local
-// activity, retried until it succeeds.
+// activity, each try up to 10 seconds, retried until it succeeds
+// (publishTries).
 func publishOptions() workflow.LocalActivityOptions {
 	return workflow.LocalActivityOptions{
-		StartToCloseTimeout: 10 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumInterval: 5 * time.Second},
+		StartToCloseTimeout:    10 * time.Second,
+		ScheduleToCloseTimeout: publishTries,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumInterval: 5 * time.Second},
 	}
 }
 

@@ -82,6 +82,11 @@ type recorder struct {
 	// hook, when set, runs after each listing is recorded, inside the
 	// local activity.
 	hook func(ctx context.Context, l *interpreter.Listing)
+	// answers are the writes' answers published, in order.
+	answers []*Answered
+	// outage is how many publishes fail before the next succeeds, as
+	// while PostgreSQL is down.
+	outage int
 }
 
 func (rc *recorder) last() *interpreter.Listing {
@@ -106,6 +111,16 @@ func setup(t *testing.T) *bundle {
 	env.RegisterWorkflowWithOptions(ProcessRun, workflowOptions())
 	env.RegisterActivityWithOptions(func(ctx context.Context, org string, l *interpreter.Listing, a *Answered, notices []*interpreter.Notice) (Published, error) {
 		// Every notice goes to one channel of the organization.
+		rec.mu.Lock()
+		if rec.outage > 0 {
+			rec.outage--
+			rec.mu.Unlock()
+			return Published{}, errors.New("failed to connect to the database: connection refused")
+		}
+		if a != nil {
+			rec.answers = append(rec.answers, a)
+		}
+		rec.mu.Unlock()
 		var out Published
 		for range notices {
 			out.Channels = append(out.Channels, []string{"channel-of-" + org})
