@@ -190,6 +190,11 @@ func startCalls(ctx context.Context, d *drive.MCP, agent drive.Who, n, c int) (t
 					return
 				}
 				v, err := d.Start(ctx, agent, FanoutChild, map[string]any{"item": "call-" + strconv.FormatInt(i, 10)}, "")
+				var refusal *interpreter.Error
+				for errors.As(err, &refusal) && refusal.Code == interpreter.CodeRetry && ctx.Err() == nil {
+					// An overloaded server asks for the call again.
+					v, err = d.Start(ctx, agent, FanoutChild, map[string]any{"item": "call-" + strconv.FormatInt(i, 10)}, "")
+				}
 				if err == nil && v.Run.State != string(interpreter.RunEnded) {
 					err = fmt.Errorf("run %s of %s is %s after start_run, not ended", v.Run.ID, FanoutChild, v.Run.State)
 				}
@@ -223,7 +228,16 @@ func history(ctx context.Context, c client.Client, runID string) (int64, int, er
 			return 0, 0, fmt.Errorf("list the workflow runs of %s: %w", runID, err)
 		}
 		for _, e := range resp.Executions {
-			events += e.HistoryLength
+			n := e.HistoryLength
+			if n == 0 {
+				// Visibility counts a history once it closes; ask the open one.
+				desc, err := c.DescribeWorkflowExecution(ctx, runID, e.GetExecution().GetRunId())
+				if err != nil {
+					return 0, 0, fmt.Errorf("describe workflow %s: %w", runID, err)
+				}
+				n = desc.GetWorkflowExecutionInfo().GetHistoryLength()
+			}
+			events += n
 			runs++
 		}
 		if token = resp.NextPageToken; len(token) == 0 {
