@@ -85,6 +85,10 @@ func (g *Gateway) runWrite(ctx context.Context, c *call) (json.RawMessage, error
 //     does, read with the run's row;
 //   - a refusal Temporal remembers under the update id (a failed check)
 //     is counted, so a later try runs under the next attempt's id;
+//   - a refusal from a run that kept every update id it answered, of a
+//     requestId it answered under no attempt, is its last word: an
+//     answer the record holds is one the run never kept (its workflow
+//     task was lost), and is dropped;
 //   - another refusal is a replay when the record holds this call's
 //     answer (the run moved on, the process got a new version: §4), but
 //     request_id_reused is the run's last word, save in an organization
@@ -98,6 +102,7 @@ func (c *call) afterRun(runID string, answer json.RawMessage, err error, replay 
 	start := c.tool.kind == startWrite
 	var e *interpreter.Error
 	var recorded *workflows.RecordedRefusal
+	var final *workflows.FinalRefusal
 	switch {
 	case err == nil:
 		q.Kind, q.Result = store.RecallAnswered, answer
@@ -109,6 +114,8 @@ func (c *call) afterRun(runID string, answer json.RawMessage, err error, replay 
 	case errors.Is(err, workflows.ErrAnsweredBefore):
 	case errors.As(err, &recorded) && !start:
 		q.Kind, q.Attempt = store.RecallRefused, c.attempt
+	case errors.As(err, &final) && !start && final.Refusal.Code != interpreter.CodeRetry && !isReused(final.Refusal):
+		q.Kind = store.RecallDisowned
 	case errors.As(err, &e) && e.Code != interpreter.CodeRetry:
 		if isReused(e) {
 			if start || c.orgTag == "" {
@@ -128,6 +135,12 @@ func (g *Gateway) settle(ctx context.Context, c *call, w workflows.Write, answer
 	switch {
 	case q.Kind == store.RecallAnswered:
 		return answer, nil
+	case q.Kind == store.RecallDisowned:
+		// The run's last word: a record of an answer is one it never
+		// kept, and Recall dropped it.
+		var final *workflows.FinalRefusal
+		errors.As(err, &final)
+		return g.runsAnswer(ctx, c, w, nil, final.Refusal)
 	case q.Kind == store.RecallUnanswered:
 		if rerr == nil && rec.Said == store.SaidOther {
 			return nil, interpreter.ErrRequestIDReused()

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/baton-run/baton/gateway/auth"
+	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )
@@ -189,6 +190,59 @@ func TestRetryAfterLostAnswer(t *testing.T) {
 	agent.ok("submit", map[string]any{"token": c.Token, "output": map[string]any{"cleared": false, "summary": "Hit."},
 		"evidence": []any{map[string]any{"kind": "file", "ref": file}},
 		"summary":  "s", "next": "decline", "reason": "hit", "requestId": rid()}, nil)
+}
+
+// A write whose workflow task was lost (a worker or Temporal killed after
+// the run recorded the answer) leaves a record of an answer the run never
+// kept. A retry the run now refuses gets the refusal, not that answer, and
+// the record no longer repeats it: the run kept every update id it
+// answered, so it never answered this one. A replay of a write the run
+// did answer still gets its first answer.
+func TestRefusalOfALostWriteIsNotAnsweredFromItsRecord(t *testing.T) {
+	b := start(t, options{})
+	b.publish(supplierSrc)
+	agent := b.connect(agentID)
+	v := startSupplier(t, b, b.connect(personID("mira@example.com", "finance-approver")))
+	ctx := context.Background()
+	first := map[string]any{"runId": v.Run.ID, "stepId": "check_vendor", "requestId": rid()}
+	var c interpreter.ClaimWire
+	agent.ok("claim", first, &c)
+	kept, err := b.store.GetRequest(ctx, "o_test", first["requestId"].(string))
+	if err != nil || kept.Result == nil {
+		t.Fatalf("no record of the claim: %+v %v", kept, err)
+	}
+
+	// The record a lost task would have left: the answer, under a requestId
+	// the run never received.
+	lostID := rid()
+	lost := map[string]any{"runId": v.Run.ID, "stepId": "check_vendor", "requestId": lostID}
+	raw, _ := json.Marshal(lost)
+	canon, _ := jcs.Transform(raw)
+	h := sha256.New()
+	h.Write([]byte("claim\x00agent\x00a_screener\x00"))
+	h.Write(canon)
+	digest := hex.EncodeToString(h.Sum(nil))
+	rec := store.Request{Org: "o_test", RequestID: lostID, Tool: "claim", Digest: digest, Result: kept.Result, RunID: v.Run.ID}
+	if err := b.store.RecordAnswer(ctx, nil, rec); err != nil {
+		t.Fatal(err)
+	}
+
+	agent.refused("claim", lost, interpreter.CodeConflict, interpreter.IssueClaimedByYou)
+	after, err := b.store.GetRequest(ctx, "o_test", lostID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Result != nil {
+		t.Errorf("the record still holds the answer the run never kept: %s", after.Result)
+	}
+	agent.refused("claim", lost, interpreter.CodeConflict, interpreter.IssueClaimedByYou)
+
+	// The write the run answered replays its first answer.
+	var again interpreter.ClaimWire
+	agent.ok("claim", first, &again)
+	if again.Token != c.Token {
+		t.Fatal("the replay of the claim the run answered gave another token")
+	}
 }
 
 // Concurrent calls with one requestId resolve to one execution.

@@ -158,6 +158,9 @@ func (c *Client) result(ctx context.Context, h client.WorkflowUpdateHandle, dige
 			if errors.As(err, &ae) && ae.Type() == recordedType {
 				return nil, &RecordedRefusal{e}
 			}
+			if errors.As(err, &ae) && ae.Type() == keptAllType {
+				return nil, &FinalRefusal{e}
+			}
 			return nil, e
 		}
 		return nil, noRun(err)

@@ -49,6 +49,9 @@ type Continued struct {
 	Recent []Answer        `json:"recent,omitempty"`
 	// Seen holds the update ids the run answered, packed (seen.go).
 	Seen string `json:"seen,omitempty"`
+	// SeenAll says Seen holds every update id the run ever answered: no
+	// id left its window, since the run's start (keptAll).
+	SeenAll bool `json:"seenAll,omitempty"`
 	// Notices are those the run was delivering (notify.go).
 	Notices []*interpreter.Notice `json:"notices,omitempty"`
 }
@@ -302,6 +305,22 @@ func recordedRefusal(err error) error {
 	}
 	return temporal.NewApplicationErrorWithOptions(e.Message, recordedType, temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{e}})
 }
+
+// keptAllType is the application error type of a validator's refusal
+// from a run that kept every update id it answered (keptAll): the run
+// never answered the request under any attempt, so its refusal is its
+// last word, whatever a record says.
+const keptAllType = "kept_all"
+
+// FinalRefusal is a refusal of a request the run never answered, from a
+// run that kept every update id it answered: a record of an answer to
+// that request is one the run never kept (its workflow task was lost).
+type FinalRefusal struct{ Refusal *interpreter.Error }
+
+func (r *FinalRefusal) Error() string { return r.Refusal.Error() }
+
+// Unwrap lets errors.As find the spec's error.
+func (r *FinalRefusal) Unwrap() error { return r.Refusal }
 
 // RecordedRefusal is a refusal Temporal remembers under the update id that
 // got it: the same update id would get it again, so a caller trying the

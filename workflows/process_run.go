@@ -53,11 +53,15 @@ const changeLeanStart = "lean-start"
 
 // runner is one run's workflow state around its machine.
 type runner struct {
-	in      Input
-	m       *interpreter.Machine
-	dirty   bool
-	recent  []Answer
-	seen    seenSet
+	in     Input
+	m      *interpreter.Machine
+	dirty  bool
+	recent []Answer
+	seen   seenSet
+	// keptAll says seen began with every update id the run answered: the
+	// run started here, or continued from a run that said so (SeenAll).
+	// Runs continued by a worker from before SeenAll say nothing.
+	keptAll bool
 	state   string // last published run state
 	outcome string
 	// started is set once the run's first state is in the read model; the
@@ -96,6 +100,7 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "bad_state", err)
 		}
 		r.m, r.recent, r.seen = m, in.Continued.Recent, decodeSeen(in.Continued.Seen)
+		r.keptAll = in.Continued.SeenAll
 		r.notify.queued = in.Continued.Notices
 	} else {
 		m, err := interpreter.StartRun(in.Start, now)
@@ -104,7 +109,7 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 			// caller's bug, not a business outcome.
 			return nil, temporal.NewNonRetryableApplicationError("start refused: "+err.Error(), "start_refused", err)
 		}
-		r.m = m
+		r.m, r.keptAll = m, true
 	}
 	if err := r.register(ctx); err != nil {
 		return nil, err
@@ -328,6 +333,6 @@ func (r *runner) continueAsNew(ctx workflow.Context) error {
 	// The inputs are in the state's run data; a second copy would only
 	// take room in the one payload the input is.
 	next.Inputs = nil
-	next.Continued = &Continued{State: state, Recent: keepRecent(r.recent), Seen: r.seen.encode(), Notices: r.continuedNotices()}
+	next.Continued = &Continued{State: state, Recent: keepRecent(r.recent), Seen: r.seen.encode(), SeenAll: r.keptAll && !r.seen.evicted, Notices: r.continuedNotices()}
 	return workflow.NewContinueAsNewError(ctx, ProcessRun, next)
 }

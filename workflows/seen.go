@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"strconv"
+	"strings"
 )
 
 // A run remembers which update ids it answered, beyond the last answers it
@@ -30,6 +32,8 @@ var ErrAnsweredBefore = errors.New("workflows: the run answered this request bef
 type seenSet struct {
 	order []uint64
 	set   map[uint64]bool
+	// evicted is set once an id left the window.
+	evicted bool
 }
 
 func idHash(id string) uint64 {
@@ -50,10 +54,37 @@ func (s *seenSet) add(id string) {
 	if len(s.order) > seenIDs {
 		delete(s.set, s.order[0])
 		s.order = s.order[1:]
+		s.evicted = true
 	}
 }
 
 func (s *seenSet) has(id string) bool { return s.set[idHash(id)] }
+
+// keptAttempts bounds the attempts of one requestId a run looks for
+// (Write.updateID): the gateway skips at most 16 remembered refusals a
+// call, and a requestId tried more often than this is never said kept.
+const keptAttempts = 64
+
+// answeredAnyAttempt says whether the run answered the requestId of update
+// id under any attempt: the id itself, the requestId bare, or
+// requestId~n.
+func (s *seenSet) answeredAnyAttempt(id string) bool {
+	base := id
+	if i := strings.LastIndexByte(id, '~'); i > 0 {
+		if _, err := strconv.Atoi(id[i+1:]); err == nil {
+			base = id[:i]
+		}
+	}
+	if s.has(id) || s.has(base) {
+		return true
+	}
+	for n := 1; n <= keptAttempts; n++ {
+		if s.has(base + "~" + strconv.Itoa(n)) {
+			return true
+		}
+	}
+	return false
+}
 
 // encode packs the ids for continue-as-new.
 func (s *seenSet) encode() string {

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"encoding/json"
+	"errors"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -27,7 +28,14 @@ func (r *runner) check(ctx workflow.Context, org string, cmd interpreter.Command
 		// here: never applied twice.
 		return temporal.NewApplicationErrorWithOptions("This request was answered before; its answer is in the caller's record.", answeredBeforeType, temporal.ApplicationErrorOptions{NonRetryable: true})
 	}
-	return refusal(r.m.Check(cmd, workflow.Now(ctx)))
+	err := r.m.Check(cmd, workflow.Now(ctx))
+	var e *interpreter.Error
+	if info := workflow.GetCurrentUpdateInfo(ctx); info != nil && errors.As(err, &e) && r.keptAll && !r.seen.evicted && !r.seen.answeredAnyAttempt(info.ID) {
+		// Never answered under any attempt: the refusal is the run's last
+		// word, and a record of an answer is one the run never kept.
+		return temporal.NewApplicationErrorWithOptions(e.Message, keptAllType, temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{e}})
+	}
+	return refusal(err)
 }
 
 func (r *runner) replay(ctx workflow.Context) (Result, bool) {

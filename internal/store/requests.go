@@ -110,6 +110,10 @@ RETURNING ` + requestColumns
 UPDATE requests SET result = $4
 WHERE org = $1 AND request_id = $2 AND digest = $3 AND result::text IS DISTINCT FROM $4::json::text`
 
+	sqlDropAnswer = `
+UPDATE requests SET result = NULL, refused = true
+WHERE org = $1 AND request_id = $2 AND digest = $3 AND result IS NOT NULL`
+
 	sqlReleaseHeld = `
 UPDATE requests SET refused = true
 WHERE org = $1 AND request_id = $2 AND digest = $3 AND result IS NULL`
@@ -226,6 +230,20 @@ func (s *Store) ReplaceAnswer(ctx context.Context, q Querier, r Request) error {
 	}
 	if _, err := s.q(q).Exec(ctx, sqlReplaceAnswer, r.Org, r.RequestID, r.Digest, []byte(r.Result)); err != nil {
 		return fmt.Errorf("store: replace answer %s: %w", r.RequestID, err)
+	}
+	return nil
+}
+
+// DropAnswer drops the answer recorded under r's requestId and digest: the
+// run refused the call and never answered it, so the answer is one its run
+// never kept. The requestId is then free, as after any refusal. A record
+// of another digest, or none, is left as it is.
+func (s *Store) DropAnswer(ctx context.Context, q Querier, r Request) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	if _, err := s.q(q).Exec(ctx, sqlDropAnswer, r.Org, r.RequestID, r.Digest); err != nil {
+		return fmt.Errorf("store: drop answer %s: %w", r.RequestID, err)
 	}
 	return nil
 }

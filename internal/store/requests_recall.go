@@ -62,6 +62,11 @@ const (
 	// run answered now, Recall.Result (ReplaceAnswer). The record is not
 	// read: Recall says SaidNone.
 	RecallAnswered
+	// RecallDisowned drops the answer the call's record holds: the run
+	// refused the call and said it never answered it under any attempt,
+	// so the answer is one the run never kept (its workflow task was
+	// lost). The record is not read: Recall says SaidNone.
+	RecallDisowned
 )
 
 // Recall is one call's question to the record of its requestId.
@@ -127,6 +132,8 @@ func (s *Store) Recall(ctx context.Context, c Recall) (Recalled, error) {
 		return stored.said(c.Digest), nil
 	case RecallAnswered:
 		return Recalled{}, s.ReplaceAnswer(ctx, nil, c.Request)
+	case RecallDisowned:
+		return Recalled{}, s.DropAnswer(ctx, nil, c.Request)
 	}
 	var stored Request
 	var state string
