@@ -50,8 +50,8 @@ func NewTemporal(c *workflows.Client, procs Processes, opts *TemporalOptions) *T
 }
 
 // write sends one command to a run under a fresh request id, which is also
-// the digest, and decodes its answer into out. A refusal the run recorded
-// comes back as the refusal alone: a fresh request id has no later
+// the digest, and decodes its answer into out. A refusal the run recorded,
+// or said final, comes back as the refusal alone: a fresh request id has no later
 // attempt to tell it from.
 func (d *Temporal) write(ctx context.Context, runID, tool string, cmd interpreter.Command, out any) error {
 	rid := RequestID()
@@ -59,6 +59,10 @@ func (d *Temporal) write(ctx context.Context, runID, tool string, cmd interprete
 	var recorded *workflows.RecordedRefusal
 	if errors.As(err, &recorded) {
 		return recorded.Refusal
+	}
+	var final *workflows.FinalRefusal
+	if errors.As(err, &final) {
+		return final.Refusal
 	}
 	if err != nil {
 		return err
