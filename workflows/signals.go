@@ -46,6 +46,12 @@ var signalCommands = []struct {
 	}},
 }
 
+// changeSettleTakesTurn versions settle: version 1 waits, before a
+// continue-as-new, for a signal being applied to finish its publication
+// and the needs it made. Runs recorded before continue as new without
+// waiting.
+const changeSettleTakesTurn = "settle-takes-turn"
+
 // signalled returns a check of whether a signal was delivered and not
 // yet applied: a loop's wait condition, evaluated often.
 func signalled(ctx workflow.Context) func() bool {
@@ -68,10 +74,19 @@ func signalled(ctx workflow.Context) func() bool {
 // cancellations of children in flight be sent, and applies the signals
 // delivered but not yet applied (they would be lost with this run), until
 // none is left. It fails only when the workflow is cancelled meanwhile.
+//
+// A signal being applied holds the write turn until its publication has
+// performed the needs it made: a child's start made by a child_ended is
+// in the machine's state before it is in flight, so a run that continued
+// as new meanwhile would carry a child marked running that never started.
+// Since changeSettleTakesTurn, settle also waits for the turn to be free.
 func (r *runner) settle(ctx workflow.Context) error {
 	pending := signalled(ctx)
+	turn := workflow.GetVersion(ctx, changeSettleTakesTurn, workflow.DefaultVersion, 1) == 1
 	for {
-		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && r.kids.idle() }); err != nil {
+		if err := workflow.Await(ctx, func() bool {
+			return workflow.AllHandlersFinished(ctx) && r.kids.idle() && !(turn && r.writing)
+		}); err != nil {
 			return err
 		}
 		if !pending() {
