@@ -63,6 +63,8 @@ type upgraded struct {
 	cl   *fixture.Client
 	crm  *crmtest.Server
 	dev  *soak.Process
+	// retries counts the answers of retry, by tool.
+	retries map[string]int
 }
 
 func testFixture(t *testing.T, dir string) {
@@ -125,13 +127,16 @@ func testFixture(t *testing.T, dir string) {
 	t.Cleanup(u.cl.Close)
 
 	u.listingsMatch()
-	n, same := u.replays()
-	t.Logf("%d requestIds replayed to their first answers, %d of them byte for byte", n, same)
+	n, otherBytes := u.replays()
+	t.Logf("%d requestIds replayed to their first answers, %d byte for byte; as the same JSON in other bytes: %v", n, n-len(otherBytes), otherBytes)
 	for _, r := range rec.Runs {
 		u.continueRun(r)
 	}
 	// Every requestId still gives its first answer after the runs went on.
 	u.replays()
+	if len(u.retries) > 0 {
+		t.Logf("calls answered retry and were repeated: %v", u.retries)
+	}
 }
 
 // restore loads the fixture's dumps into fresh databases and its keys and
@@ -252,14 +257,29 @@ func (u *upgraded) token(id fixture.Identity) (string, error) {
 }
 
 // call calls a tool and fails the test when the call does not get an
-// answer.
+// answer. An answer of retry is not an answer: the call is repeated, as the
+// spec tells agents to, and counted.
 func (u *upgraded) call(who, tool string, args any) fixture.Call {
 	u.t.Helper()
-	c, err := u.cl.Call(u.ctx, who, tool, args)
-	if err != nil {
-		u.t.Fatal(err)
+	for {
+		c, err := u.cl.Call(u.ctx, who, tool, args)
+		if err != nil {
+			u.t.Fatal(err)
+		}
+		var env fixture.Envelope
+		if json.Unmarshal([]byte(c.Result), &env) != nil || env.OK || env.Error == nil || env.Error.Code != "retry" {
+			return c
+		}
+		if u.retries == nil {
+			u.retries = map[string]int{}
+		}
+		u.retries[tool]++
+		select {
+		case <-u.ctx.Done():
+			u.t.Fatalf("%s as %s answers retry until the test's end: %s", tool, who, c.Result)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	return c
 }
 
 // ok calls a tool, fails the test on a refusal, and decodes its data.
@@ -309,16 +329,16 @@ func (u *upgraded) listingsMatch() {
 // its first answer. The answer is compared as JSON (the same values, keys
 // in any order): an earlier Baton kept answers as jsonb, whose text has
 // its own key order and spacing, and replayed that text. It returns how
-// many replays were also the same bytes.
-func (u *upgraded) replays() (n, same int) {
+// many replays there were and which were not the same bytes.
+func (u *upgraded) replays() (n int, otherBytes []string) {
 	for _, c := range u.rec.Calls {
 		if c.RequestID() == "" {
 			continue
 		}
 		n++
 		got := u.call(c.Who, c.Tool, c.Args)
-		if got.Result == c.Result {
-			same++
+		if got.Result != c.Result {
+			otherBytes = append(otherBytes, c.Tool+" "+c.RequestID())
 		}
 		if !sameJSON(got.Result, c.Result) || got.IsError != c.IsError {
 			u.t.Errorf("%s %s replays otherwise:\nfirst  %s\nreplay %s", c.Tool, c.RequestID(), c.Result, got.Result)
@@ -327,7 +347,7 @@ func (u *upgraded) replays() (n, same int) {
 	if n == 0 {
 		u.t.Fatal("the fixture records no write")
 	}
-	return n, same
+	return n, otherBytes
 }
 
 // sameJSON says a and b are the same JSON values, numbers compared as
