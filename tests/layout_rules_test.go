@@ -82,7 +82,7 @@ var layoutRows = []layoutRow{
 	},
 
 	{pkgs: []string{"examples/crm"}, kind: testsAndTools, may: []string{"internal/testing/crmtest"}},
-	{pkgs: []string{"tests", "tests/faults", "tests/binary", "tests/soak"}, kind: testsAndTools, may: []string{"..."}},
+	{pkgs: []string{"tests", "tests/faults", "tests/binary", "tests/soak", "tests/upgrade", "tests/upgrade/fixture", "tests/upgrade/generate"}, kind: testsAndTools, may: []string{"..."}},
 	{pkgs: []string{"internal/slowtests"}, kind: testsAndTools},
 }
 
