@@ -325,3 +325,58 @@ func TestRefusalsAreMadeByTheInterpreter(t *testing.T) {
 		t.Fatalf("read %d Go files; is the repository root beside tests/?", files)
 	}
 }
+
+// The default organization and baton dev's data folder are each one
+// constant (auth.DefaultOrg, cmd/baton's defaultData): a second spelling
+// drifts when the first changes. Tests may spell them, as a client would.
+func TestDefaultsAreSpelledOnce(t *testing.T) {
+	t.Parallel()
+	owners := map[string]string{
+		`"o_default"`: filepath.Join("..", "gateway", "auth", "auth.go"),
+		`".baton"`:    filepath.Join("..", "cmd", "baton", "config.go"),
+	}
+	fset := token.NewFileSet()
+	found := map[string]int{}
+	err := filepath.WalkDir("..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") && p != ".." || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			owner, ok := owners[lit.Value]
+			if !ok {
+				return true
+			}
+			found[lit.Value]++
+			if p != owner {
+				t.Errorf("%s: %s spelled again; use the constant in %s", fset.Position(lit.Pos()), lit.Value, owner)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lit, owner := range owners {
+		if found[lit] == 0 {
+			t.Errorf("%s is not in %s any more; update this test", lit, owner)
+		}
+	}
+}

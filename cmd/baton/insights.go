@@ -7,14 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/baton-run/baton/gateway/auth"
-	"github.com/baton-run/baton/internal/devpg"
 	"github.com/baton-run/baton/internal/insights"
 	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
@@ -36,12 +33,11 @@ Flags (flags win over environment variables, which win over defaults):
 
 // runInsights is "baton insights".
 func runInsights(args []string, stdout, stderr io.Writer) int {
-	var databaseURL, data, org, process, since, inboxURL string
+	var where whereFlags
+	var process, since, inboxURL string
 	var asJSON bool
 	fl := flag.NewFlagSet("insights", flag.ContinueOnError)
-	stringFlag(fl, &databaseURL, "database-url", "", "PostgreSQL URL; wins over --data")
-	stringFlag(fl, &data, "data", defaultData, "data folder of baton dev: its PostgreSQL is used, whether baton dev runs or not, unless --database-url is given")
-	stringFlag(fl, &org, "org", auth.DefaultOrg, "organization id")
+	where.register(fl)
 	stringFlag(fl, &process, "process", "", "one process (default: every published process)")
 	stringFlag(fl, &since, "since", "30d", "the window, back from now: a number of days (30d), weeks (2w), or a Go duration (12h)")
 	stringFlag(fl, &inboxURL, "inbox-url", "", "the inbox's address (https://baton.example.com/inbox/), for links to the oldest open items (default: paths)")
@@ -55,13 +51,13 @@ func runInsights(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	ctx := context.Background()
-	st, release, err := openInsightsStore(ctx, databaseURL, data, stderr)
+	st, release, err := where.open(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "baton insights: %v\n", err)
 		return 1
 	}
 	defer release()
-	reports, err := insightsReports(ctx, st, org, process, window)
+	reports, err := insightsReports(ctx, st, where.org, process, window)
 	if err != nil {
 		fmt.Fprintf(stderr, "baton insights: %v\n", err)
 		return 1
@@ -90,26 +86,6 @@ func runInsights(args []string, stdout, stderr io.Writer) int {
 		printInsights(stdout, r)
 	}
 	return 0
-}
-
-// openInsightsStore opens the store of --database-url, else of the --data
-// folder's PostgreSQL (started for the command when baton dev does not
-// run).
-func openInsightsStore(ctx context.Context, url, data string, stderr io.Writer) (*store.Store, func(), error) {
-	release := func() {}
-	if url == "" {
-		db, err := devpg.Open(ctx, data, &devpg.Options{Logger: slog.New(slog.NewTextHandler(stderr, nil))})
-		if err != nil {
-			return nil, nil, err
-		}
-		url, release = db.URL(), func() { _ = db.Close() }
-	}
-	st, err := openStore(ctx, url)
-	if err != nil {
-		release()
-		return nil, nil, err
-	}
-	return st, func() { st.Close(); release() }, nil
 }
 
 // insightsReports computes the figures of one process, or of every

@@ -34,7 +34,8 @@ func benchInsights(db, data string, samples int, stdout, stderr io.Writer) int {
 	if db == "dev" {
 		url = ""
 	}
-	st, release, err := openInsightsStore(ctx, url, data, stderr)
+	where := whereFlags{databaseURL: url, data: data}
+	st, release, err := where.open(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "baton bench: %v\n", err)
 		return 1

@@ -6,12 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/baton-run/baton/internal/devpg"
 	"github.com/baton-run/baton/internal/notify"
 )
 
@@ -64,13 +62,11 @@ func runNotify(args []string, stdout, stderr io.Writer) int {
 	}
 	sub, args := args[0], args[1:]
 	fl := flag.NewFlagSet("notify "+sub, flag.ContinueOnError)
-	var databaseURL, data, org string
+	var where whereFlags
 	var limit int
 	var failing, asJSON bool
 	if sub == "log" {
-		stringFlag(fl, &databaseURL, "database-url", "", "PostgreSQL URL; wins over --data")
-		stringFlag(fl, &data, "data", ".baton", "data folder of baton dev: its PostgreSQL is used unless --database-url is given")
-		stringFlag(fl, &org, "org", "o_default", "organization id")
+		where.register(fl)
 		intFlag(fl, &limit, "limit", 50, "at most this many deliveries")
 		boolFlag(fl, &failing, "failing", false, "only deliveries not delivered (retrying or failed)")
 		fl.BoolVar(&asJSON, "json", false, "print the deliveries as JSON, one a line")
@@ -98,23 +94,13 @@ func runNotify(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	ctx := context.Background()
-	url, release := databaseURL, func() {}
-	if url == "" {
-		db, err := devpg.Open(ctx, data, &devpg.Options{Logger: slog.New(slog.NewTextHandler(stderr, nil))})
-		if err != nil {
-			fmt.Fprintf(stderr, "baton notify log: %v\n", err)
-			return 1
-		}
-		url, release = db.URL(), func() { _ = db.Close() }
-	}
-	defer release()
-	st, err := openStore(ctx, url)
+	st, release, err := where.open(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "baton notify log: %v\n", err)
 		return 1
 	}
-	defer st.Close()
-	ds, err := st.RecentDeliveries(ctx, org, limit, failing)
+	defer release()
+	ds, err := st.RecentDeliveries(ctx, where.org, limit, failing)
 	if err != nil {
 		fmt.Fprintf(stderr, "baton notify log: %v\n", err)
 		return 1

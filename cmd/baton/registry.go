@@ -5,21 +5,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"sort"
 	"strings"
 
 	"github.com/baton-run/baton/gateway"
-	"github.com/baton-run/baton/gateway/auth"
-	"github.com/baton-run/baton/internal/devpg"
 	"github.com/baton-run/baton/interpreter"
 )
 
 // registryFlags are what import, publish and processes need.
 type registryFlags struct {
-	databaseURL, data, org, by string
-	check                      bool
-	depth                      int
+	whereFlags
+	by    string
+	check bool
+	depth int
 }
 
 func (r *registryFlags) register(fl *flag.FlagSet) {
@@ -31,9 +29,7 @@ func (r *registryFlags) register(fl *flag.FlagSet) {
 // registerWhere registers the flags that say which registry, and the depth
 // limit its process steps are checked against.
 func (r *registryFlags) registerWhere(fl *flag.FlagSet) {
-	stringFlag(fl, &r.databaseURL, "database-url", "", "PostgreSQL URL; wins over --data")
-	stringFlag(fl, &r.data, "data", defaultData, "data folder of baton dev: its PostgreSQL is used, whether baton dev runs or not, unless --database-url is given")
-	stringFlag(fl, &r.org, "org", auth.DefaultOrg, "organization id")
+	r.whereFlags.register(fl)
 	intFlag(fl, &r.depth, "subprocess-depth", interpreter.DefaultMaxDepth, "how many levels of processes may nest below a process (baton-subprocess-1)")
 }
 
@@ -53,17 +49,8 @@ func (r *registryFlags) open(ctx context.Context, stderr io.Writer) (*gateway.Re
 
 // openWith is open with the offer given.
 func (r *registryFlags) openWith(ctx context.Context, stderr io.Writer, offer interpreter.Offer) (*gateway.Registry, func(), error) {
-	url, release := r.databaseURL, func() {}
-	if url == "" {
-		db, err := devpg.Open(ctx, r.data, &devpg.Options{Logger: slog.New(slog.NewTextHandler(stderr, nil))})
-		if err != nil {
-			return nil, nil, err
-		}
-		url, release = db.URL(), func() { _ = db.Close() }
-	}
-	st, err := openStore(ctx, url)
+	st, release, err := r.whereFlags.open(ctx, stderr)
 	if err != nil {
-		release()
 		return nil, nil, err
 	}
 	if !offer.HasProfile(interpreter.ProfileTools) {
@@ -72,7 +59,6 @@ func (r *registryFlags) openWith(ctx context.Context, stderr io.Writer, offer in
 		// processes' tools: keys are checked against it.
 		servers, err := st.ToolServers(ctx, r.org)
 		if err != nil {
-			st.Close()
 			release()
 			return nil, nil, err
 		}
@@ -81,7 +67,7 @@ func (r *registryFlags) openWith(ctx context.Context, stderr io.Writer, offer in
 		}
 	}
 	offer.MaxDepth = r.depth
-	return gateway.NewRegistry(st, r.org, offer), func() { st.Close(); release() }, nil
+	return gateway.NewRegistry(st, r.org, offer), release, nil
 }
 
 // registryWhere says, in each command's usage, which registry it works on.

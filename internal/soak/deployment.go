@@ -18,7 +18,7 @@ import (
 )
 
 // Org is the organization the deployment serves.
-const Org = "o_default"
+const Org = auth.DefaultOrg
 
 // DeploymentOptions configure [NewDeployment].
 type DeploymentOptions struct {
