@@ -146,6 +146,9 @@ func (o *Options) defaults() error {
 	if o.MaxUploadBytes == 0 {
 		o.MaxUploadBytes = DefaultMaxUploadBytes
 	}
+	if o.MaxUploadBytes < 1 {
+		return fmt.Errorf("gateway: MaxUploadBytes %d is below 1", o.MaxUploadBytes)
+	}
 	if o.MaxRequestsPerIdentity == 0 {
 		o.MaxRequestsPerIdentity = DefaultRequestsPerIdentity
 	}
@@ -154,6 +157,9 @@ func (o *Options) defaults() error {
 	}
 	if o.RunDataBytes == 0 {
 		o.RunDataBytes = interpreter.DefaultRunDataBytes
+	}
+	if o.RunDataBytes < 1 {
+		return fmt.Errorf("gateway: RunDataBytes %d is below 1", o.RunDataBytes)
 	}
 	if o.WritesPerRun == 0 {
 		o.WritesPerRun = 4
@@ -190,6 +196,9 @@ func (o *Options) defaults() error {
 	}
 	if o.FileURLTTL == 0 {
 		o.FileURLTTL = 15 * time.Minute
+	}
+	if o.FileURLTTL < 0 {
+		return fmt.Errorf("gateway: FileURLTTL %v is negative", o.FileURLTTL)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

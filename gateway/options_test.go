@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -34,5 +35,31 @@ func TestCheckLease(t *testing.T) {
 		if tc.lease == 0 && o.Lease != DefaultLease {
 			t.Errorf("Options{Lease: 0} leases %v, want DefaultLease", o.Lease)
 		}
+	}
+}
+
+// A size, a count or a lifetime below its minimum is refused rather than
+// served: a negative MaxUploadBytes would refuse every upload, a negative
+// FileURLTTL would mint links already expired. Zero is the default.
+func TestOptionsRefuseValuesBelowTheirMinimum(t *testing.T) {
+	t.Parallel()
+	for name, o := range map[string]Options{
+		"MaxUploadBytes":         {MaxUploadBytes: -1},
+		"RunDataBytes":           {RunDataBytes: -1},
+		"FileURLTTL":             {FileURLTTL: -time.Minute},
+		"MaxRequestsPerIdentity": {MaxRequestsPerIdentity: -1},
+		"WritesPerRun":           {WritesPerRun: -1},
+		"MaxChildren":            {MaxChildren: -1},
+	} {
+		if err := o.defaults(); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("Options{%s below its minimum}: %v, want an error naming it", name, err)
+		}
+	}
+	var o Options
+	if err := o.defaults(); err != nil {
+		t.Fatalf("zero Options: %v", err)
+	}
+	if o.MaxUploadBytes != DefaultMaxUploadBytes || o.FileURLTTL != 15*time.Minute || o.RunDataBytes < 1 {
+		t.Errorf("zero Options took %d, %v, %d; want the defaults", o.MaxUploadBytes, o.FileURLTTL, o.RunDataBytes)
 	}
 }
