@@ -399,19 +399,20 @@ func checkDownstream(calls []*ToolCall, received []Received) Check {
 				c.breakf("ticket call %s of run %s (key) took %d effects from %d requests", call.Call, call.RunID, effects, len(got))
 			}
 		case ToolRefund:
-			switch call.Fate {
-			case "completed":
-				if effects != 1 {
-					c.breakf("refund call %s of run %s took %d effects from %d requests", call.Call, call.RunID, effects, len(got))
-				}
-				for _, r := range got {
-					if r.At.Before(call.Approved) {
-						c.breakf("refund call %s of run %s was received at %s, before its approval was sent at %s", call.Call, call.RunID, r.At.Format("15:04:05.000"), call.Approved.Format("15:04:05.000"))
-					}
-				}
-			default:
+			if call.Approved.IsZero() || call.Fate == "rejected" || call.Fate == "cancelled" {
+				// Never approved: rejected, cancelled before a decision,
+				// or answered without waiting for one.
 				if len(got) > 0 {
-					c.breakf("refund call %s of run %s was %s and was received %d times", call.Call, call.RunID, call.Fate, len(got))
+					c.breakf("refund call %s of run %s was %s, never approved, and was received %d times", call.Call, call.RunID, call.Fate, len(got))
+				}
+				break
+			}
+			if call.Fate == "completed" && effects != 1 {
+				c.breakf("refund call %s of run %s took %d effects from %d requests", call.Call, call.RunID, effects, len(got))
+			}
+			for _, r := range got {
+				if r.At.Before(call.Approved) {
+					c.breakf("refund call %s of run %s was received at %s, before its approval was sent at %s", call.Call, call.RunID, r.At.Format("15:04:05.000"), call.Approved.Format("15:04:05.000"))
 				}
 			}
 		}

@@ -61,13 +61,25 @@ func TestCheckDownstream(t *testing.T) {
 			name:     "a rejected refund received",
 			calls:    []*ToolCall{{Tool: ToolRefund, Call: "r", Fate: "rejected"}},
 			received: []Received{got(ToolRefund, "r", "kr", true, after)},
-			broken:   "was rejected and was received 1 times",
+			broken:   "was rejected, never approved, and was received 1 times",
 		},
 		{
 			name:     "a cancelled refund received",
 			calls:    []*ToolCall{{Tool: ToolRefund, Call: "r", Fate: "cancelled"}},
 			received: []Received{got(ToolRefund, "r", "kr", true, after)},
-			broken:   "was cancelled and was received 1 times",
+			broken:   "was cancelled, never approved, and was received 1 times",
+		},
+		{
+			name:     "a refund answered completed with no approval asked",
+			calls:    []*ToolCall{{Tool: ToolRefund, Call: "r", Fate: "completed"}},
+			received: []Received{got(ToolRefund, "r", "kr", true, after)},
+			broken:   "was completed, never approved, and was received 1 times",
+		},
+		{
+			name:     "a refund still awaiting its approval received",
+			calls:    []*ToolCall{{Tool: ToolRefund, Call: "r", Fate: "awaiting_approval"}},
+			received: []Received{got(ToolRefund, "r", "kr", true, after)},
+			broken:   "was awaiting_approval, never approved, and was received 1 times",
 		},
 		{
 			name:     "a call refused stale still sent",

@@ -395,10 +395,12 @@ func toolsScript(fate string) func(context.Context, *actor) error {
 		if err != nil {
 			return err
 		}
+		// Counted whatever it answered: a refund sent without waiting for
+		// its approval must show in the downstream check.
+		a.runs.call(refund)
 		if r.Status != "awaiting_approval" {
 			return fmt.Errorf("run %s: the refund answered %s, want awaiting_approval", id, r.Status)
 		}
-		defer a.runs.call(refund)
 		var v *view
 		switch fate {
 		case "cancelled":
@@ -412,13 +414,16 @@ func toolsScript(fate string) func(context.Context, *actor) error {
 			if _, err := a.decideOpen(ctx, approver, id, "call", "rejected", map[string]any{"note": "Not this refund."}); err != nil {
 				return err
 			}
-			v, err = a.work(ctx, a.agent, id, "call", map[string]any{"done": true})
+			// As an agent that did not read the note would, repeat the
+			// exact call: the journal answers it rejected, and nothing is
+			// sent.
+			v, err = a.workWithCall(ctx, id, refund, "rejected")
 		default:
 			refund.Approved = time.Now()
 			if _, err := a.decideOpen(ctx, approver, id, "call", "approved", nil); err != nil {
 				return err
 			}
-			v, err = a.workWithCall(ctx, id, refund)
+			v, err = a.workWithCall(ctx, id, refund, "completed")
 		}
 		if err != nil {
 			return err
@@ -427,9 +432,10 @@ func toolsScript(fate string) func(context.Context, *actor) error {
 	}
 }
 
-// workWithCall claims the tools step again, repeats the approved call
-// exactly, and submits.
-func (a *actor) workWithCall(ctx context.Context, id string, call *ToolCall) (*view, error) {
+// workWithCall claims the tools step again, repeats the decided call
+// exactly, expects it to answer status (completed once approved, rejected
+// once rejected), and submits.
+func (a *actor) workWithCall(ctx context.Context, id string, call *ToolCall, status string) (*view, error) {
 	h := &claimHeld{a: a, who: a.agent, runID: id, step: "call"}
 	for try := 0; ; try++ {
 		if err := h.claim(ctx); err != nil {
@@ -442,10 +448,12 @@ func (a *actor) workWithCall(ctx context.Context, id string, call *ToolCall) (*v
 		if err != nil {
 			return nil, err
 		}
-		if r.Status != "completed" {
-			return nil, fmt.Errorf("run %s: the approved refund answered %s", id, r.Status)
+		if r.Status != status {
+			return nil, fmt.Errorf("run %s: the %s refund repeated answered %s, want %s", id, call.Fate, r.Status, status)
 		}
-		call.Fate = "completed"
+		if status == "completed" {
+			call.Fate = "completed"
+		}
 		v, err := a.submit(ctx, a.agent, id, h.token, map[string]any{"done": true})
 		if refusal(err) == interpreter.CodeStale && try < 10 {
 			continue
