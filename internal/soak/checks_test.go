@@ -228,3 +228,21 @@ func TestCheckScriptsAndReport(t *testing.T) {
 		t.Error("a report with a broken check holds")
 	}
 }
+
+// A recovered panic is quoted without its stack, and a long line is cut.
+func TestPanicsQuotedShort(t *testing.T) {
+	p := &Process{Name: "gateway-1"}
+	p.out.WriteString("ready\n")
+	p.out.WriteString(`time=T level=ERROR msg="tool panicked" tool=cancel panic="boom" stack="goroutine 55 [running]:\nruntime/debug.Stack()" request_id=R` + "\n")
+	p.out.WriteString("panic: " + strings.Repeat("x", 1000) + "\n")
+	got := p.Panics()
+	if len(got) != 2 {
+		t.Fatalf("Panics() = %q, want the two panic lines", got)
+	}
+	if want := `time=T level=ERROR msg="tool panicked" tool=cancel panic="boom"`; got[0] != want {
+		t.Errorf("Panics()[0] = %q, want %q", got[0], want)
+	}
+	if len(got[1]) > panicLineMax+len("…") || !strings.HasPrefix(got[1], "panic: xxx") {
+		t.Errorf("Panics()[1] = %q (%d bytes), want it cut to %d", got[1], len(got[1]), panicLineMax)
+	}
+}

@@ -183,18 +183,29 @@ func (p *Process) Tail() string {
 }
 
 // Panics lists the lines of every life's output that report a panic: the
-// gateway's recovered "tool panicked" and the runtime's "panic:".
+// gateway's recovered "tool panicked" and the runtime's "panic:". A line
+// is cut before its stack, and to panicLineMax bytes: the report quotes
+// them, and the whole line is in the process's output.
 func (p *Process) Panics() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var found []string
 	for _, line := range strings.Split(p.out.String(), "\n") {
 		if strings.Contains(strings.ToLower(line), "panic") {
+			if i := strings.Index(line, " stack="); i > 0 {
+				line = line[:i]
+			}
+			if len(line) > panicLineMax {
+				line = line[:panicLineMax] + "…"
+			}
 			found = append(found, line)
 		}
 	}
 	return found
 }
+
+// panicLineMax bounds a panic line as Panics quotes it.
+const panicLineMax = 300
 
 // UnexpectedExits lists the lives that ended without being asked to.
 func (p *Process) UnexpectedExits() []string {
