@@ -2,6 +2,7 @@ package soak
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -244,5 +245,34 @@ func TestPanicsQuotedShort(t *testing.T) {
 	}
 	if len(got[1]) > panicLineMax+len("…") || !strings.HasPrefix(got[1], "panic: xxx") {
 		t.Errorf("Panics()[1] = %q (%d bytes), want it cut to %d", got[1], len(got[1]), panicLineMax)
+	}
+}
+
+// The records check takes ended runs only, at most recordRuns of them, and
+// every write to them, nothing else.
+func TestForgotten(t *testing.T) {
+	ok := "ok"
+	s := &settled{views: map[string]*view{}}
+	var runs []*scriptRun
+	var writes []Write
+	for i := range recordRuns + 2 {
+		id := fmt.Sprintf("r%03d", i)
+		runs = append(runs, &scriptRun{ID: id})
+		s.views[id] = &view{Run: interpreter.RunInfo{ID: id, State: string(interpreter.RunEnded), Outcome: &ok}}
+		writes = append(writes, Write{Tool: "claim", RunID: id}, Write{Tool: "submit", RunID: id})
+	}
+	s.views["r000"].Run = interpreter.RunInfo{ID: "r000", State: "waiting"}
+	writes = append(writes, Write{Tool: "start_run"})
+	ids, theirs := forgotten(runs, s, writes)
+	if len(ids) != recordRuns || ids[0] != "r001" || ids[len(ids)-1] != fmt.Sprintf("r%03d", recordRuns) {
+		t.Fatalf("forgotten picked %d runs, %v … %v; want the %d ended ones from r001", len(ids), ids[0], ids[len(ids)-1], recordRuns)
+	}
+	if len(theirs) != 2*recordRuns {
+		t.Errorf("forgotten took %d writes, want the %d to the runs it picked", len(theirs), 2*recordRuns)
+	}
+	for _, w := range theirs {
+		if w.RunID == "r000" || w.RunID == "" || w.RunID == fmt.Sprintf("r%03d", recordRuns+1) {
+			t.Errorf("forgotten took a write to run %q, which it did not pick", w.RunID)
+		}
 	}
 }

@@ -192,6 +192,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		checkDownstream(runs.toolCalls(), tools.Received()),
 		checkOpenWork(all, s),
 		checkTokens(check, reader, all, s),
+		// Last of the reads: it deletes workflows.
+		checkRecords(check, reader, d.TemporalAddr, all, s, journal.Writes()),
 		checkProcesses(d),
 	)
 	if ch != nil {

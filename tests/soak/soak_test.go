@@ -12,7 +12,7 @@ import (
 )
 
 // The checks a soak under chaos prints, one line each.
-var soakChecks = []string{"scripts", "runs", "replays", "views", "downstream", "open work", "tokens", "processes", "faults", "slow-loris"}
+var soakChecks = []string{"scripts", "runs", "replays", "views", "downstream", "open work", "tokens", "records", "processes", "faults", "slow-loris"}
 
 // `baton bench --soak 2m --chaos` holds every guarantee: it exits 0 and
 // prints every check as ok, after every kind of fault was injected.
