@@ -134,14 +134,26 @@ func TestRecordRunRequest(t *testing.T) {
 	if err != nil || got.Digest != "02" || got.RunID != "r_2" || string(got.Result) != `{"at":2}` {
 		t.Fatalf("record %+v, %v", got, err)
 	}
-	// The same digest answered again replaces nothing: the answer stands.
+	// The same run answering the same digest again applied the write a
+	// second time: the task that stored the first answer was lost, and
+	// the run keeps the second, so the record does too (a renew answers a
+	// later expiresAt). Another run's answer of that digest replaces
+	// nothing.
 	again := other
 	again.Result = json.RawMessage(`{"at":3}`)
 	if err := b.store.RecordRunRequest(b.ctx, nil, again); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := b.store.GetRequest(b.ctx, org, "req-1"); string(got.Result) != `{"at":2}` {
-		t.Fatalf("a repeated answer replaced the record: %s", got.Result)
+	if got, _ := b.store.GetRequest(b.ctx, org, "req-1"); string(got.Result) != `{"at":3}` {
+		t.Fatalf("the run's second answer did not replace the lost task's: %s", got.Result)
+	}
+	stranger := again
+	stranger.RunID, stranger.Result = "r_3", json.RawMessage(`{"at":4}`)
+	if err := b.store.RecordRunRequest(b.ctx, nil, stranger); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := b.store.GetRequest(b.ctx, org, "req-1"); string(got.Result) != `{"at":3}` || got.RunID != "r_2" {
+		t.Fatalf("another run's answer replaced the record: %s of %s", got.Result, got.RunID)
 	}
 
 	r := store.Request{Org: org, RequestID: "req-2", Tool: "submit", Digest: "04"}
