@@ -71,7 +71,7 @@ func benchInsights(db, data string, samples int, stdout, stderr io.Writer) int {
 	slices.Sort(took)
 	fmt.Fprintf(stdout, "insights of %s over 30 days, %d queries: p50 %v, p99 %v\n", process, samples,
 		took[len(took)/2].Round(10*time.Microsecond), took[len(took)*99/100].Round(10*time.Microsecond))
-	plans, err := st.ExplainInsights(ctx, org, process, nil)
+	plans, err := st.ExplainInsights(ctx, org, process, nil, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "baton bench: %v\n", err)
 		return 1

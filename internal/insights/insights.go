@@ -165,6 +165,34 @@ type Question struct {
 	Undecided int `json:"undecided"`
 }
 
+// Count adds n results of the question in checks of one verdict:
+// result is the question's (pass, fail or unsure), verdict, advisory and
+// decision the check's. An unsure result counts a person's decision when
+// the check went to a person: its verdict was unsure and not advisory.
+func (q *Question) Count(result, verdict string, advisory bool, decision string, n int) {
+	switch result {
+	case "pass":
+		q.Pass += n
+	case "fail":
+		q.Fail += n
+	case "unsure":
+		q.Unsure += n
+		if verdict != "unsure" || advisory {
+			return // no person was asked
+		}
+		switch decision {
+		case "completed":
+			q.Completed += n
+		case "returned":
+			q.Returned += n
+		case "failed":
+			q.Failed += n
+		default:
+			q.Undecided += n
+		}
+	}
+}
+
 // OpenItem is an open step of a run, for the oldest open work.
 type OpenItem struct {
 	RunID string `json:"runId"`

@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,94 +14,95 @@ import (
 	"github.com/baton-run/baton/internal/insights"
 )
 
-// The insights queries. $1 org, $2 process, $3 the window's start (the
-// first of the seven days for sqlInsightsDays), $4 its end (now).
+// The insights queries. $1 org, $2 process. A window's figures are the
+// per-day counters of its whole UTC days (insights_counters, migration
+// 018) plus what the rows of its partial first and last days count,
+// computed from those rows by the same SQL functions that fill the
+// counters; its medians and 90th percentiles are exact while the window
+// is small (InsightsOptions.ExactUpTo) and otherwise read from the
+// counters' histograms.
 const (
 	// sqlInsightsRecordedSince is when the record of step attempts began.
 	sqlInsightsRecordedSince = `
 SELECT applied_at FROM schema_migrations WHERE name LIKE '%\_step\_attempts.sql' ORDER BY version LIMIT 1`
 
-	// sqlInsightsStarted counts the runs started in the window and those
-	// open now, through the (org, process, state, started_at) index.
-	sqlInsightsStarted = `
-SELECT (SELECT count(*) FROM runs WHERE org = $1 AND process = $2 AND mode = 'live' AND started_at >= $3 AND started_at < $4),
-       (SELECT count(*) FROM runs WHERE org = $1 AND process = $2 AND mode = 'live' AND state IN ('active', 'waiting'))`
+	// sqlInsightsCounters sums the window's counters: those of its whole
+	// days [$3, $4), and what the rows of its edges, [$5, $6) and [$7, $8),
+	// count: attempts that became ready, runs that started or ended. The
+	// edges' attempts are counted in groups, not one by one through
+	// insights_attempt_counters, which costs tens of microseconds a row;
+	// they count what it counts (TestInsightsEdgesCountAsCounters).
+	sqlInsightsCounters = `
+WITH e AS MATERIALIZED (
+    SELECT step_id, kind, outcome, ended_by, next, ready_at, claimed_at, escalated_at, ended_at, overdue_at,
+           escalations, returns, not_accepted, lease_expiries, checks
+    FROM step_attempts
+    WHERE org = $1 AND process = $2 AND mode = 'live'
+      AND (ready_at >= $5 AND ready_at < $6 OR ready_at >= $7 AND ready_at < $8)
+), g AS (
+    SELECT step_id, kind, outcome, ended_by, next, count(*) AS n,
+           count(*) FILTER (WHERE outcome = 'done' AND ended_by = 'person' AND escalated_at IS NOT NULL) AS taken_over,
+           count(*) FILTER (WHERE escalations > 0) AS escalated, count(*) FILTER (WHERE returns > 0) AS returned,
+           sum(returns) AS returns, sum(not_accepted) AS not_accepted, sum(lease_expiries) AS lease_expiries,
+           count(*) FILTER (WHERE overdue_at IS NOT NULL) AS overdue
+    FROM e GROUP BY 1, 2, 3, 4, 5
+)
+SELECT step_id, name, sum(n)::bigint FROM (
+    SELECT step_id, name, n FROM insights_counters
+    WHERE org = $1 AND process = $2 AND day >= $3::date AND day < $4::date
+    UNION ALL
+    SELECT g.step_id, v.name, v.n FROM g, LATERAL (VALUES
+        ('attempts', g.n), ('kind:' || g.kind, g.n), ('ended', CASE WHEN g.outcome IS NOT NULL THEN g.n ELSE 0 END),
+        ('outcome:' || g.outcome, g.n), ('done:' || g.ended_by, CASE WHEN g.outcome = 'done' THEN g.n ELSE 0 END),
+        ('taken_over', g.taken_over), ('escalated', g.escalated), ('returned', g.returned), ('returns', g.returns),
+        ('not_accepted', g.not_accepted), ('lease_expiries', g.lease_expiries), ('overdue', g.overdue),
+        ('route:' || g.outcome || ':' || coalesce(g.next, ''), g.n)) AS v(name, n)
+    WHERE v.name IS NOT NULL
+    UNION ALL
+    SELECT step_id, 'claim:' || insights_bucket(extract(epoch FROM claimed_at - ready_at)), count(*)
+    FROM e WHERE claimed_at IS NOT NULL GROUP BY 1, 2
+    UNION ALL
+    SELECT step_id, 'work:' || insights_bucket(extract(epoch FROM ended_at - claimed_at)), count(*)
+    FROM e WHERE outcome = 'done' AND ended_by = 'agent' AND claimed_at IS NOT NULL GROUP BY 1, 2
+    UNION ALL
+    SELECT step_id, 'decide:' || insights_bucket(extract(epoch FROM ended_at - ready_at)), count(*)
+    FROM e WHERE ended_by = 'person' AND kind IN ('task', 'approve') AND outcome <> 'cancelled' GROUP BY 1, 2
+    UNION ALL
+    SELECT step_id, 'esc:' || insights_bucket(extract(epoch FROM ended_at - escalated_at)), count(*)
+    FROM e WHERE ended_by = 'person' AND outcome <> 'cancelled' AND escalated_at IS NOT NULL GROUP BY 1, 2
+    UNION ALL
+    SELECT e.step_id, q.name, count(*) FROM e, insights_check_counters(e.checks) AS q GROUP BY 1, 2
+    UNION ALL
+    SELECT '', 'started', count(*) FROM runs
+    WHERE org = $1 AND process = $2 AND mode = 'live'
+      AND (started_at >= $5 AND started_at < $6 OR started_at >= $7 AND started_at < $8)
+    UNION ALL
+    SELECT '', v.name, count(*) FROM insights_run_ends AS r,
+        LATERAL (VALUES ('ended:' || r.outcome), ('dur:' || insights_bucket(r.seconds) || ':' || r.outcome)) AS v(name)
+    WHERE r.org = $1 AND r.process = $2
+      AND (r.ended_at >= $5 AND r.ended_at < $6 OR r.ended_at >= $7 AND r.ended_at < $8)
+    GROUP BY 1, 2
+) AS x
+GROUP BY 1, 2`
 
-	// sqlInsightsEnded is the runs ended in the window, by outcome (the
-	// row with a NULL outcome is all of them): how many, and the median
-	// and 90th percentile of their durations. An ended run's row is not
-	// written after its end, so its updated_at is when it ended.
-	sqlInsightsEnded = `
-SELECT coalesce(outcome, state), grouping(coalesce(outcome, state)) = 1, count(*),
-       percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY extract(epoch FROM updated_at - started_at))
-FROM runs
-WHERE org = $1 AND process = $2 AND mode = 'live' AND state IN ('ended', 'cancelled')
-  AND updated_at >= $3 AND updated_at < $4
-GROUP BY GROUPING SETS ((coalesce(outcome, state)), ())`
-
-	// sqlInsightsDays counts the starts and ends of the last seven days.
+	// sqlInsightsDays counts the starts and ends of the seven days from
+	// $3 (a date): from the counters before today ($4), from the rows
+	// today, [$5, $6).
 	sqlInsightsDays = `
-SELECT 's', (started_at AT TIME ZONE 'UTC')::date, count(*) FROM runs
-WHERE org = $1 AND process = $2 AND mode = 'live' AND started_at >= $3 AND started_at < $4
-GROUP BY 2
+SELECT day, name, sum(n)::bigint FROM insights_counters
+WHERE org = $1 AND process = $2 AND day >= $3::date AND day < $4::date AND step_id = ''
+  AND (name = 'started' OR name LIKE 'ended:%')
+GROUP BY 1, 2
 UNION ALL
-SELECT 'e', (updated_at AT TIME ZONE 'UTC')::date, count(*) FROM runs
-WHERE org = $1 AND process = $2 AND mode = 'live' AND state IN ('ended', 'cancelled')
-  AND updated_at >= $3 AND updated_at < $4
-GROUP BY 2`
+SELECT $4::date, 'started', count(*) FROM runs
+WHERE org = $1 AND process = $2 AND mode = 'live' AND started_at >= $5 AND started_at < $6
+UNION ALL
+SELECT $4::date, 'ended:', count(*) FROM insights_run_ends
+WHERE org = $1 AND process = $2 AND ended_at >= $5 AND ended_at < $6`
 
-	// sqlInsightsSteps is each step's figures over the attempts begun in
-	// the window.
-	sqlInsightsSteps = `
-SELECT step_id, min(kind), count(*), count(outcome),
-  percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY extract(epoch FROM claimed_at - ready_at))
-      FILTER (WHERE claimed_at IS NOT NULL),
-  count(*) FILTER (WHERE claimed_at IS NOT NULL),
-  percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY extract(epoch FROM ended_at - claimed_at))
-      FILTER (WHERE outcome = 'done' AND ended_by = 'agent' AND claimed_at IS NOT NULL),
-  count(*) FILTER (WHERE outcome = 'done' AND ended_by = 'agent' AND claimed_at IS NOT NULL),
-  percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY extract(epoch FROM ended_at - ready_at))
-      FILTER (WHERE ended_by = 'person' AND kind IN ('task', 'approve') AND outcome <> 'cancelled'),
-  count(*) FILTER (WHERE ended_by = 'person' AND kind IN ('task', 'approve') AND outcome <> 'cancelled'),
-  percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY extract(epoch FROM ended_at - escalated_at))
-      FILTER (WHERE ended_by = 'person' AND escalated_at IS NOT NULL AND outcome <> 'cancelled'),
-  count(*) FILTER (WHERE ended_by = 'person' AND escalated_at IS NOT NULL AND outcome <> 'cancelled'),
-  count(*) FILTER (WHERE outcome = 'done'),
-  count(*) FILTER (WHERE outcome = 'done' AND ended_by = 'agent'),
-  count(*) FILTER (WHERE outcome = 'done' AND ended_by = 'person'),
-  count(*) FILTER (WHERE outcome = 'done' AND ended_by = 'server'),
-  count(*) FILTER (WHERE outcome = 'done' AND ended_by = 'person' AND escalated_at IS NOT NULL),
-  count(*) FILTER (WHERE outcome = 'rework'),
-  count(*) FILTER (WHERE outcome = 'rejected'),
-  count(*) FILTER (WHERE outcome = 'failed'),
-  count(*) FILTER (WHERE outcome = 'cancelled'),
-  count(*) FILTER (WHERE escalations > 0),
-  count(*) FILTER (WHERE returns > 0),
-  coalesce(sum(returns), 0), coalesce(sum(not_accepted), 0), coalesce(sum(lease_expiries), 0),
-  count(*) FILTER (WHERE overdue_at IS NOT NULL)
-FROM step_attempts
-WHERE org = $1 AND process = $2 AND mode = 'live' AND ready_at >= $3 AND ready_at < $4
-GROUP BY step_id`
-
-	// sqlInsightsRoutes counts where the ended attempts of the window went.
-	sqlInsightsRoutes = `
-SELECT step_id, outcome, coalesce(next, ''), count(*)
-FROM step_attempts
-WHERE org = $1 AND process = $2 AND mode = 'live' AND ready_at >= $3 AND ready_at < $4
-  AND outcome IS NOT NULL
-GROUP BY 1, 2, 3`
-
-	// sqlInsightsQuestions counts each checked question's results, with
-	// the decision on the check they were part of, over the window.
-	sqlInsightsQuestions = `
-SELECT a.step_id, q.i - 1, q.result, c.value->>'verdict', coalesce((c.value->>'advisory')::boolean, false),
-       coalesce(c.value->>'decision', ''), count(*)
-FROM step_attempts a
-CROSS JOIN LATERAL jsonb_array_elements(a.checks) AS c
-CROSS JOIN LATERAL jsonb_array_elements_text(c.value->'results') WITH ORDINALITY AS q(result, i)
-WHERE a.org = $1 AND a.process = $2 AND a.mode = 'live' AND a.ready_at >= $3 AND a.ready_at < $4
-  AND a.checks IS NOT NULL
-GROUP BY 1, 2, 3, 4, 5, 6`
+	// sqlInsightsOpenRuns counts the runs open now.
+	sqlInsightsOpenRuns = `
+SELECT count(*) FROM runs WHERE org = $1 AND process = $2 AND mode = 'live' AND state IN ('active', 'waiting')`
 
 	// sqlInsightsOpen is each step's open work now, by state.
 	sqlInsightsOpen = `
@@ -116,6 +120,33 @@ LEFT JOIN work w ON w.org = a.org AND w.run_id = a.run_id AND w.step_id = a.step
 WHERE a.org = $1 AND a.process = $2 AND a.outcome IS NULL AND a.mode = 'live'
 ORDER BY a.ready_at, a.run_id, a.step_id
 LIMIT 10`
+
+	// sqlInsightsExactSteps is each step's exact median and 90th
+	// percentile of its durations over the attempts begun in the window
+	// [$3, $4), as the counters define them (insights_attempt_counters).
+	sqlInsightsExactSteps = `
+SELECT step_id,
+  percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY extract(epoch FROM claimed_at - ready_at))
+      FILTER (WHERE claimed_at IS NOT NULL),
+  percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY extract(epoch FROM ended_at - claimed_at))
+      FILTER (WHERE outcome = 'done' AND ended_by = 'agent' AND claimed_at IS NOT NULL),
+  percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY extract(epoch FROM ended_at - ready_at))
+      FILTER (WHERE ended_by = 'person' AND kind IN ('task', 'approve') AND outcome <> 'cancelled'),
+  percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY extract(epoch FROM ended_at - escalated_at))
+      FILTER (WHERE ended_by = 'person' AND escalated_at IS NOT NULL AND outcome <> 'cancelled')
+FROM step_attempts
+WHERE org = $1 AND process = $2 AND mode = 'live' AND ready_at >= $3 AND ready_at < $4
+GROUP BY step_id`
+
+	// sqlInsightsExactRuns is the exact median and 90th percentile of
+	// the durations of the runs ended in the window, by outcome (the row
+	// with a NULL outcome is all of them).
+	sqlInsightsExactRuns = `
+SELECT outcome, grouping(outcome) = 1,
+       percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY seconds)
+FROM insights_run_ends
+WHERE org = $1 AND process = $2 AND ended_at >= $3 AND ended_at < $4
+GROUP BY GROUPING SETS ((outcome), ())`
 )
 
 // insightsQuery is one statement of Insights with its arguments.
@@ -124,21 +155,65 @@ type insightsQuery struct {
 	args      []any
 }
 
+// window is the span of an insights report and how it splits: whole UTC
+// days [firstDay, lastDay) read from the counters, and the edges
+// [since, firstDay) and [lastDay, now) read from the rows (a window
+// within one day is one edge).
+type window struct {
+	since, now, dayStart     time.Time
+	firstDay, lastDay, today time.Time
+	edge1From, edge1To       time.Time
+	edge2From, edge2To       time.Time
+}
+
+func midnight(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+func newWindow(since, now time.Time) window {
+	w := window{since: since, now: now, today: midnight(now)}
+	w.dayStart = w.today.AddDate(0, 0, -6)
+	w.firstDay, w.lastDay = midnight(since), w.today
+	if !w.firstDay.Equal(since) {
+		w.firstDay = w.firstDay.AddDate(0, 0, 1)
+	}
+	if w.firstDay.After(w.lastDay) {
+		w.firstDay = w.lastDay
+		w.edge1From, w.edge1To = since, now
+		w.edge2From, w.edge2To = now, now
+		return w
+	}
+	w.edge1From, w.edge1To = since, w.firstDay
+	w.edge2From, w.edge2To = w.lastDay, now
+	return w
+}
+
 // insightsQueries are the statements of Insights, in the order it reads
 // their answers.
-func insightsQueries(org, process string, since, now, dayStart time.Time) []insightsQuery {
+func insightsQueries(org, process string, w window) []insightsQuery {
 	return []insightsQuery{
 		{"recorded since", sqlInsightsRecordedSince, nil},
-		{"runs started", sqlInsightsStarted, []any{org, process, since, now}},
-		{"runs ended", sqlInsightsEnded, []any{org, process, since, now}},
-		{"days", sqlInsightsDays, []any{org, process, dayStart, now}},
-		{"steps", sqlInsightsSteps, []any{org, process, since, now}},
-		{"routes", sqlInsightsRoutes, []any{org, process, since, now}},
-		{"questions", sqlInsightsQuestions, []any{org, process, since, now}},
+		{"counters", sqlInsightsCounters, []any{org, process, w.firstDay, w.lastDay, w.edge1From, w.edge1To, w.edge2From, w.edge2To}},
+		{"days", sqlInsightsDays, []any{org, process, w.dayStart, w.today, w.today, w.now}},
+		{"open runs", sqlInsightsOpenRuns, []any{org, process}},
 		{"open now", sqlInsightsOpen, []any{org, process}},
 		{"oldest open", sqlInsightsOldest, []any{org, process}},
 	}
 }
+
+// exactQueries are the statements of a small window's exact medians and
+// 90th percentiles: of the steps' durations, of the runs'.
+func exactQueries(org, process string, w window) []insightsQuery {
+	return []insightsQuery{
+		{"exact step durations", sqlInsightsExactSteps, []any{org, process, w.since, w.now}},
+		{"exact run durations", sqlInsightsExactRuns, []any{org, process, w.since, w.now}},
+	}
+}
+
+// DefaultExactUpTo is how many attempts begun (runs ended) in a window
+// its step (run) durations are computed exactly from, at most; a larger
+// window reads them from the counters' histograms.
+const DefaultExactUpTo = 10_000
 
 // InsightsOptions choose the window of Insights.
 type InsightsOptions struct {
@@ -146,11 +221,16 @@ type InsightsOptions struct {
 	Since time.Duration
 	// Now is the window's end. Default time.Now().
 	Now time.Time
+	// ExactUpTo is the most attempts begun in the window for which the
+	// steps' medians and 90th percentiles are computed exactly from the
+	// attempts, and the most runs ended in it for the runs' durations;
+	// beyond, they are read from histograms, within 5% (docs/insights.md).
+	// Default DefaultExactUpTo; negative: never exact.
+	ExactUpTo int
 }
 
-// window is the window's start, its end and the first of its last seven
-// days.
-func (opts *InsightsOptions) window() (since, now, dayStart time.Time) {
+// window is the options' window.
+func (opts *InsightsOptions) window() window {
 	var o InsightsOptions
 	if opts != nil {
 		o = *opts
@@ -161,36 +241,65 @@ func (opts *InsightsOptions) window() (since, now, dayStart time.Time) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
-	now = o.Now.UTC().Truncate(time.Microsecond)
-	return now.Add(-o.Since), now, time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -6)
+	now := o.Now.UTC().Truncate(time.Microsecond)
+	return newWindow(now.Add(-o.Since), now)
+}
+
+func (opts *InsightsOptions) exactUpTo() int {
+	if opts == nil || opts.ExactUpTo == 0 {
+		return DefaultExactUpTo
+	}
+	return opts.ExactUpTo
 }
 
 // Insights computes one process's figures in an organization, in one
-// round trip. A process with no runs has every count 0.
+// round trip, and a second one for the exact durations of a small
+// window. A process with no runs has every count 0.
 func (s *Store) Insights(ctx context.Context, org, process string, opts *InsightsOptions) (*insights.Report, error) {
-	since, now, dayStart := opts.window()
-	in := &insights.Report{Org: org, Process: process, Since: since, Until: now,
+	w := opts.window()
+	in := &insights.Report{Org: org, Process: process, Since: w.since, Until: w.now,
 		Steps: []insights.Step{}, Routes: []insights.Route{}, Questions: []insights.Question{}, Oldest: []insights.OpenItem{},
 		Runs: insights.Runs{Outcomes: []insights.OutcomeCount{}}}
-
-	b := &pgx.Batch{}
-	for _, q := range insightsQueries(org, process, since, now, dayStart) {
-		b.Queue(q.sql, q.args...)
-	}
-	br := s.pool.SendBatch(ctx, b)
-	defer br.Close()
-	if err := readInsights(in, br, dayStart); err != nil {
+	var c counters
+	err := s.batch(ctx, insightsQueries(org, process, w), func(br pgx.BatchResults) error {
+		return readInsights(in, br, w, &c)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("store: insights of %s: %w", process, err)
 	}
-	if err := br.Close(); err != nil {
-		return nil, fmt.Errorf("store: insights of %s: %w", process, err)
+	steps, runs := c.apply(in)
+	limit := opts.exactUpTo()
+	if limit >= 0 && (steps <= limit || runs <= limit) {
+		err := s.batch(ctx, exactQueries(org, process, w), func(br pgx.BatchResults) error {
+			if err := readExactSteps(in, br, steps <= limit); err != nil {
+				return err
+			}
+			return readExactRuns(in, br, runs <= limit)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("store: insights of %s: %w", process, err)
+		}
 	}
 	in.Complete()
 	return in, nil
 }
 
+// batch sends qs in one batch and reads the answers with read.
+func (s *Store) batch(ctx context.Context, qs []insightsQuery, read func(pgx.BatchResults) error) error {
+	b := &pgx.Batch{}
+	for _, q := range qs {
+		b.Queue(q.sql, q.args...)
+	}
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if err := read(br); err != nil {
+		return err
+	}
+	return br.Close()
+}
+
 // read reads the batch's answers in the order Insights queued them.
-func readInsights(in *insights.Report, br pgx.BatchResults, dayStart time.Time) error {
+func readInsights(in *insights.Report, br pgx.BatchResults, w window, c *counters) error {
 	var since time.Time
 	switch err := br.QueryRow().Scan(&since); err {
 	case nil:
@@ -199,54 +308,20 @@ func readInsights(in *insights.Report, br pgx.BatchResults, dayStart time.Time) 
 	default:
 		return err
 	}
-	if err := br.QueryRow().Scan(&in.Runs.Started, &in.Runs.Open); err != nil {
+	if err := c.read(br); err != nil {
 		return err
 	}
-	if err := readEnded(in, br); err != nil {
+	if err := readDays(in, br, w.dayStart); err != nil {
 		return err
 	}
-	if err := readDays(in, br, dayStart); err != nil {
+	if err := br.QueryRow().Scan(&in.Runs.Open); err != nil {
 		return err
 	}
-	steps := map[string]*insights.Step{}
-	if err := readSteps(in, br, steps); err != nil {
+	c.open = map[string]*insights.Step{}
+	if err := readOpen(in, br, c.open); err != nil {
 		return err
-	}
-	if err := readRoutes(in, br); err != nil {
-		return err
-	}
-	if err := readQuestions(in, br); err != nil {
-		return err
-	}
-	if err := readOpen(in, br, steps); err != nil {
-		return err
-	}
-	for _, id := range sortedKeys(steps) {
-		in.Steps = append(in.Steps, *steps[id])
 	}
 	return readOldest(in, br)
-}
-
-func readEnded(in *insights.Report, br pgx.BatchResults) error {
-	rows, _ := br.Query()
-	var outcome *string
-	var all bool
-	var n int
-	var pct []float64
-	_, err := pgx.ForEachRow(rows, []any{&outcome, &all, &n, &pct}, func() error {
-		d := durations(n, pct)
-		if all {
-			in.Runs.Ended, in.Runs.Duration = n, d
-			return nil
-		}
-		in.Runs.Outcomes = append(in.Runs.Outcomes, insights.OutcomeCount{Outcome: *outcome, Count: n, Duration: d})
-		return nil
-	})
-	sort.Slice(in.Runs.Outcomes, func(i, j int) bool {
-		a, b := in.Runs.Outcomes[i], in.Runs.Outcomes[j]
-		return a.Count > b.Count || (a.Count == b.Count && a.Outcome < b.Outcome)
-	})
-	return err
 }
 
 func readDays(in *insights.Report, br pgx.BatchResults, dayStart time.Time) error {
@@ -254,49 +329,132 @@ func readDays(in *insights.Report, br pgx.BatchResults, dayStart time.Time) erro
 		in.Days = append(in.Days, insights.Day{Day: dayStart.AddDate(0, 0, i).Format(time.DateOnly)})
 	}
 	rows, _ := br.Query()
-	var kind string
 	var day time.Time
+	var name string
 	var n int
-	_, err := pgx.ForEachRow(rows, []any{&kind, &day, &n}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&day, &name, &n}, func() error {
 		i := int(day.Sub(dayStart).Hours() / 24)
 		if i < 0 || i >= len(in.Days) {
 			return nil
 		}
-		if kind == "s" {
-			in.Days[i].Started = n
+		if name == "started" {
+			in.Days[i].Started += n
 		} else {
-			in.Days[i].Ended = n
+			in.Days[i].Ended += n
 		}
 		return nil
 	})
 	return err
 }
 
-func readSteps(in *insights.Report, br pgx.BatchResults, steps map[string]*insights.Step) error {
+// counters are a window's counters, summed by step ("" for the runs'
+// own) and name (migration 018 lists the names), and the steps' open work
+// now.
+type counters struct {
+	byStep map[string]map[string]int
+	open   map[string]*insights.Step
+}
+
+func (c *counters) read(br pgx.BatchResults) error {
+	c.byStep = map[string]map[string]int{}
 	rows, _ := br.Query()
-	var f insights.Step
-	var claimPct, workPct, decidePct, escPct []float64
-	var claimN, workN, decideN, escN int
-	_, err := pgx.ForEachRow(rows, []any{&f.Step, &f.Kind, &f.Attempts, &f.Ended,
-		&claimPct, &claimN, &workPct, &workN, &decidePct, &decideN, &escPct, &escN,
-		&f.Done, &f.DoneByAgent, &f.DoneByPerson, &f.DoneByServer, &f.TakenOver,
-		&f.Rework, &f.Rejected, &f.Failed, &f.Cancelled, &f.Escalated, &f.Returned,
-		&f.Returns, &f.NotAccepted, &f.LeaseExpiries, &f.Overdue}, func() error {
-		f.ReadyToClaimed, f.ClaimedToDone = durations(claimN, claimPct), durations(workN, workPct)
-		f.ReadyToDecided, f.EscalatedToDecided = durations(decideN, decidePct), durations(escN, escPct)
-		c := f
-		steps[f.Step] = &c
+	var step, name string
+	var n int
+	_, err := pgx.ForEachRow(rows, []any{&step, &name, &n}, func() error {
+		if n == 0 {
+			return nil
+		}
+		m := c.byStep[step]
+		if m == nil {
+			m = map[string]int{}
+			c.byStep[step] = m
+		}
+		m[name] += n
 		return nil
 	})
 	return err
 }
 
-func readRoutes(in *insights.Report, br pgx.BatchResults) error {
-	rows, _ := br.Query()
-	var r insights.Route
-	_, err := pgx.ForEachRow(rows, []any{&r.Step, &r.Outcome, &r.Next, &r.Count}, func() error {
-		in.Routes = append(in.Routes, r)
-		return nil
+// apply sets the report's runs, steps, routes and questions from the
+// counters, the durations from their histograms, and returns how many
+// attempts began and how many runs ended in the window.
+func (c *counters) apply(in *insights.Report) (attempts, ended int) {
+	runs := c.byStep[""]
+	in.Runs.Started = runs["started"]
+	all := histogram{}
+	byOutcome := map[string]histogram{}
+	for name, n := range runs {
+		if outcome, ok := strings.CutPrefix(name, "ended:"); ok {
+			in.Runs.Outcomes = append(in.Runs.Outcomes, insights.OutcomeCount{Outcome: outcome, Count: n})
+			in.Runs.Ended += n
+		} else if rest, ok := strings.CutPrefix(name, "dur:"); ok {
+			b, outcome, _ := strings.Cut(rest, ":")
+			bucket, err := strconv.Atoi(b)
+			if err != nil {
+				continue
+			}
+			if byOutcome[outcome] == nil {
+				byOutcome[outcome] = histogram{}
+			}
+			byOutcome[outcome][bucket] += n
+			all[bucket] += n
+		}
+	}
+	in.Runs.Duration = all.durations()
+	for i := range in.Runs.Outcomes {
+		o := &in.Runs.Outcomes[i]
+		o.Duration = byOutcome[o.Outcome].durations()
+	}
+	sort.Slice(in.Runs.Outcomes, func(i, j int) bool {
+		a, b := in.Runs.Outcomes[i], in.Runs.Outcomes[j]
+		return a.Count > b.Count || (a.Count == b.Count && a.Outcome < b.Outcome)
+	})
+
+	ids := map[string]bool{}
+	for id := range c.byStep {
+		if id != "" {
+			ids[id] = true
+		}
+	}
+	for id := range c.open {
+		ids[id] = true
+	}
+	type question struct {
+		step  string
+		index int
+	}
+	qs := map[question]*insights.Question{}
+	for _, id := range sortedKeys(ids) {
+		f := c.step(id)
+		attempts += f.Attempts
+		for name, n := range c.byStep[id] {
+			if rest, ok := strings.CutPrefix(name, "route:"); ok {
+				outcome, next, _ := strings.Cut(rest, ":")
+				in.Routes = append(in.Routes, insights.Route{Step: id, Outcome: outcome, Next: next, Count: n})
+			} else if rest, ok := strings.CutPrefix(name, "q:"); ok {
+				// q:INDEX:RESULT:VERDICT:ADVISORY:DECISION
+				p := strings.SplitN(rest, ":", 5)
+				index, err := strconv.Atoi(p[0])
+				if len(p) != 5 || err != nil {
+					continue
+				}
+				k := question{id, index}
+				q := qs[k]
+				if q == nil {
+					q = &insights.Question{Step: id, Index: index}
+					qs[k] = q
+				}
+				q.Count(p[1], p[2], p[3] == "true", p[4], n)
+			}
+		}
+		in.Steps = append(in.Steps, f)
+	}
+	for _, q := range qs {
+		in.Questions = append(in.Questions, *q)
+	}
+	sort.Slice(in.Questions, func(i, j int) bool {
+		a, b := in.Questions[i], in.Questions[j]
+		return a.Step < b.Step || (a.Step == b.Step && a.Index < b.Index)
 	})
 	sort.Slice(in.Routes, func(i, j int) bool {
 		a, b := in.Routes[i], in.Routes[j]
@@ -308,55 +466,140 @@ func readRoutes(in *insights.Report, br pgx.BatchResults) error {
 		}
 		return a.Next < b.Next
 	})
+	return attempts, in.Runs.Ended
+}
+
+// step is one step's figures from its counters and its open work.
+func (c *counters) step(id string) insights.Step {
+	m := c.byStep[id]
+	f := insights.Step{Step: id}
+	if o := c.open[id]; o != nil {
+		f.Kind, f.Open = o.Kind, o.Open
+	}
+	kinds := []string{}
+	hist := map[string]histogram{}
+	for name, n := range m {
+		if kind, ok := strings.CutPrefix(name, "kind:"); ok {
+			kinds = append(kinds, kind)
+			continue
+		}
+		if measure, b, ok := strings.Cut(name, ":"); ok && (measure == "claim" || measure == "work" || measure == "decide" || measure == "esc") {
+			if bucket, err := strconv.Atoi(b); err == nil {
+				if hist[measure] == nil {
+					hist[measure] = histogram{}
+				}
+				hist[measure][bucket] += n
+			}
+		}
+	}
+	if len(kinds) > 0 {
+		sort.Strings(kinds)
+		f.Kind = kinds[0]
+	}
+	f.Attempts, f.Ended = m["attempts"], m["ended"]
+	f.ReadyToClaimed, f.ClaimedToDone = hist["claim"].durations(), hist["work"].durations()
+	f.ReadyToDecided, f.EscalatedToDecided = hist["decide"].durations(), hist["esc"].durations()
+	f.Done, f.DoneByAgent, f.DoneByPerson, f.DoneByServer = m["outcome:done"], m["done:agent"], m["done:person"], m["done:server"]
+	f.TakenOver = m["taken_over"]
+	f.Rework, f.Rejected, f.Failed, f.Cancelled = m["outcome:rework"], m["outcome:rejected"], m["outcome:failed"], m["outcome:cancelled"]
+	f.Escalated, f.Returned, f.Returns = m["escalated"], m["returned"], m["returns"]
+	f.NotAccepted, f.LeaseExpiries, f.Overdue = m["not_accepted"], m["lease_expiries"], m["overdue"]
+	return f
+}
+
+// histogram counts durations by bucket (insights_bucket in migration
+// 018): bucket b holds [1 ms × 1.1^b, 1 ms × 1.1^(b+1)), bucket -1
+// everything under 1 ms.
+type histogram map[int]int
+
+// value is the duration a bucket stands for: its geometric middle,
+// within 5% of any duration in it (0 for bucket -1).
+func bucketValue(b int) float64 {
+	if b < 0 {
+		return 0
+	}
+	return 0.001 * math.Pow(1.1, float64(b)+0.5)
+}
+
+// durations are the histogram's median and 90th percentile, as
+// percentile_cont interpolates them, each order statistic taken as its
+// bucket's value.
+func (h histogram) durations() insights.Durations {
+	n := 0
+	buckets := make([]int, 0, len(h))
+	for b, c := range h {
+		if c > 0 {
+			n += c
+			buckets = append(buckets, b)
+		}
+	}
+	d := insights.Durations{N: n}
+	if n == 0 {
+		return d
+	}
+	sort.Ints(buckets)
+	// at is the value of the k-th smallest duration, from 0.
+	at := func(k int) float64 {
+		for _, b := range buckets {
+			if k < h[b] {
+				return bucketValue(b)
+			}
+			k -= h[b]
+		}
+		return bucketValue(buckets[len(buckets)-1])
+	}
+	pct := func(p float64) *float64 {
+		r := p * float64(n-1)
+		k := int(math.Floor(r))
+		v := at(k)
+		if k+1 < n {
+			v += (r - float64(k)) * (at(k+1) - v)
+		}
+		return &v
+	}
+	d.Median, d.P90 = pct(0.5), pct(0.9)
+	return d
+}
+
+// readExactSteps sets the steps' medians and 90th percentiles to the
+// exact ones when use, keeping their counts.
+func readExactSteps(in *insights.Report, br pgx.BatchResults, use bool) error {
+	rows, _ := br.Query()
+	var step string
+	var claim, work, decide, esc []float64
+	_, err := pgx.ForEachRow(rows, []any{&step, &claim, &work, &decide, &esc}, func() error {
+		f := in.Step(step)
+		if !use || f == nil {
+			return nil
+		}
+		f.ReadyToClaimed, f.ClaimedToDone = durations(f.ReadyToClaimed.N, claim), durations(f.ClaimedToDone.N, work)
+		f.ReadyToDecided, f.EscalatedToDecided = durations(f.ReadyToDecided.N, decide), durations(f.EscalatedToDecided.N, esc)
+		return nil
+	})
 	return err
 }
 
-func readQuestions(in *insights.Report, br pgx.BatchResults) error {
+// readExactRuns sets the runs' medians and 90th percentiles to the
+// exact ones when use.
+func readExactRuns(in *insights.Report, br pgx.BatchResults, use bool) error {
 	rows, _ := br.Query()
-	type key struct {
-		step  string
-		index int
-	}
-	qs := map[key]*insights.Question{}
-	var step, result, verdict, decision string
-	var index, n int
-	var advisory bool
-	_, err := pgx.ForEachRow(rows, []any{&step, &index, &result, &verdict, &advisory, &decision, &n}, func() error {
-		k := key{step, index}
-		q := qs[k]
-		if q == nil {
-			q = &insights.Question{Step: step, Index: index}
-			qs[k] = q
+	var outcome *string
+	var all bool
+	var pct []float64
+	_, err := pgx.ForEachRow(rows, []any{&outcome, &all, &pct}, func() error {
+		if !use {
+			return nil
 		}
-		switch result {
-		case "pass":
-			q.Pass += n
-		case "fail":
-			q.Fail += n
-		case "unsure":
-			q.Unsure += n
-			if verdict != "unsure" || advisory {
-				return nil // no person was asked
-			}
-			switch decision {
-			case "completed":
-				q.Completed += n
-			case "returned":
-				q.Returned += n
-			case "failed":
-				q.Failed += n
-			default:
-				q.Undecided += n
+		if all {
+			in.Runs.Duration = durations(in.Runs.Duration.N, pct)
+			return nil
+		}
+		for i := range in.Runs.Outcomes {
+			if o := &in.Runs.Outcomes[i]; o.Outcome == *outcome {
+				o.Duration = durations(o.Duration.N, pct)
 			}
 		}
 		return nil
-	})
-	for _, q := range qs {
-		in.Questions = append(in.Questions, *q)
-	}
-	sort.Slice(in.Questions, func(i, j int) bool {
-		a, b := in.Questions[i], in.Questions[j]
-		return a.Step < b.Step || (a.Step == b.Step && a.Index < b.Index)
 	})
 	return err
 }

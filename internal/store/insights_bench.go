@@ -64,11 +64,17 @@ FROM step_attempts WHERE org = $1 AND process = $2 AND outcome IS NULL`
 
 	sqlSeedInsightsAnalyze = `ANALYZE runs; ANALYZE step_attempts; ANALYZE work`
 
-	// sqlDropInsightsBench deletes what a seeding wrote ($1 org).
-	sqlDropInsightsBench = `
-WITH a AS (DELETE FROM step_attempts WHERE org = $1)
-DELETE FROM runs WHERE org = $1`
+	sqlSeedInsightsAnalyzeCounters = `ANALYZE insights_counters; ANALYZE insights_run_ends`
 )
+
+// dropInsightsBench deletes what a seeding wrote ($1 org), and then the
+// counters the deletions left at 0.
+var dropInsightsBench = []string{
+	`DELETE FROM step_attempts WHERE org = $1`,
+	`DELETE FROM runs WHERE org = $1`,
+	`DELETE FROM insights_counters WHERE org = $1`,
+	`DELETE FROM insights_run_ends WHERE org = $1`,
+}
 
 // SeedInsightsBench writes ended and open runs of process, with their step
 // attempts and open work, in org, which must hold nothing else: what
@@ -87,6 +93,9 @@ func (s *Store) SeedInsightsBench(ctx context.Context, org, process string, ende
 	if err == nil {
 		_, err = s.pool.Exec(ctx, sqlSeedInsightsAnalyze)
 	}
+	if err == nil {
+		_, err = s.pool.Exec(ctx, sqlSeedInsightsAnalyzeCounters)
+	}
 	if err != nil {
 		return fmt.Errorf("store: seed the insights bench: %w", err)
 	}
@@ -95,18 +104,31 @@ func (s *Store) SeedInsightsBench(ctx context.Context, org, process string, ende
 
 // DropInsightsBench deletes every run, work row and step attempt of org.
 func (s *Store) DropInsightsBench(ctx context.Context, org string) error {
-	if _, err := s.pool.Exec(ctx, sqlDropInsightsBench, org); err != nil {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, q := range dropInsightsBench {
+			if _, err := tx.Exec(ctx, q, org); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("store: drop the insights bench: %w", err)
 	}
 	return nil
 }
 
 // ExplainInsights runs each statement of Insights under EXPLAIN (ANALYZE,
-// BUFFERS) and returns the plans, by statement, in Insights' order.
-func (s *Store) ExplainInsights(ctx context.Context, org, process string, opts *InsightsOptions) ([][2]string, error) {
-	since, now, dayStart := opts.window()
+// BUFFERS) and returns the plans, by statement, in Insights' order; with
+// exact, also those of a small window's exact durations.
+func (s *Store) ExplainInsights(ctx context.Context, org, process string, opts *InsightsOptions, exact bool) ([][2]string, error) {
+	w := opts.window()
+	qs := insightsQueries(org, process, w)
+	if exact {
+		qs = append(qs, exactQueries(org, process, w)...)
+	}
 	var out [][2]string
-	for _, q := range insightsQueries(org, process, since, now, dayStart) {
+	for _, q := range qs {
 		rows, _ := s.pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+q.sql, q.args...)
 		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -204,4 +205,56 @@ func TestInsightsFigures(t *testing.T) {
 func js(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// The counters the triggers keep for whole days count what the rows of a
+// window's edges count, after inserts and updates alike; and the
+// histograms' medians and 90th percentiles are within 5% of the exact
+// ones.
+func TestInsightsEdgesCountAsCounters(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	insightsData(t, b)
+	// r2's draft ends: an update of an attempt and of a run's row.
+	r2 := run("r2", 101, mins(5), `{}`)
+	r2.Process, r2.State, r2.Outcome, r2.UpdatedAt = "letters", "ended", "sent", mins(70)
+	publishAttempts(t, b, r2, interpreter.Attempt{StepID: "draft", Seq: 1, Kind: interpreter.KindAgent, ReadyAt: mins(5), ClaimedAt: minsp(6),
+		EndedAt: minsp(70), Outcome: interpreter.AttemptDone, EndedBy: interpreter.ByAgent, Next: "review", Due: minsp(65), OverdueAt: minsp(65),
+		Claims: 2, LeaseExpiries: 1, Rev: 6})
+	report := func(now time.Time, exactUpTo int) *insights.Report {
+		in, err := b.store.Insights(b.ctx, org, "letters", &store.InsightsOptions{Now: now, ExactUpTo: exactUpTo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	figures := func(in *insights.Report) string {
+		return js([]any{in.Runs, in.Steps, in.Routes, in.Questions})
+	}
+	edge := report(mins(120), 0)            // every row in the window's last day: counted from the rows
+	whole := report(t0.AddDate(0, 0, 3), 0) // every row in a whole day: read from the counters
+	if figures(edge) != figures(whole) {
+		t.Fatalf("from the rows:\n%s\nfrom the counters:\n%s", figures(edge), figures(whole))
+	}
+	if edge.Runs.Ended != 3 || edge.Step("draft").DoneByAgent != 2 || edge.Step("draft").Open.Total() != 0 {
+		t.Fatalf("after the update: %s", figures(edge))
+	}
+	for _, now := range []time.Time{mins(120), t0.AddDate(0, 0, 3)} {
+		approx := report(now, -1)
+		pairs := [][2]insights.Durations{{edge.Runs.Duration, approx.Runs.Duration}}
+		for _, s := range edge.Steps {
+			a := approx.Step(s.Step)
+			pairs = append(pairs, [2]insights.Durations{s.ReadyToClaimed, a.ReadyToClaimed}, [2]insights.Durations{s.ClaimedToDone, a.ClaimedToDone},
+				[2]insights.Durations{s.ReadyToDecided, a.ReadyToDecided}, [2]insights.Durations{s.EscalatedToDecided, a.EscalatedToDecided})
+		}
+		for _, p := range pairs {
+			exact, h := p[0], p[1]
+			if exact.N != h.N || (exact.N == 0) != (h.Median == nil) {
+				t.Fatalf("histogram %+v against exact %+v", h, exact)
+			}
+			if exact.N > 0 && (math.Abs(*h.Median-*exact.Median) > 0.05**exact.Median || math.Abs(*h.P90-*exact.P90) > 0.05**exact.P90) {
+				t.Errorf("histogram %v / %v against exact %v / %v", *h.Median, *h.P90, *exact.Median, *exact.P90)
+			}
+		}
+	}
 }
