@@ -16,7 +16,7 @@ import (
 
 // The insights queries. $1 org, $2 process. A window's figures are the
 // per-day counters of its whole UTC days (insights_counters, migration
-// 018) plus what the rows of its partial first and last days count,
+// 019) plus what the rows of its partial first and last days count,
 // computed from those rows by the same SQL functions that fill the
 // counters; its medians and 90th percentiles are exact while the window
 // is small (InsightsOptions.ExactUpTo) and otherwise read from the
@@ -348,7 +348,7 @@ func readDays(in *insights.Report, br pgx.BatchResults, dayStart time.Time) erro
 }
 
 // counters are a window's counters, summed by step ("" for the runs'
-// own) and name (migration 018 lists the names), and the steps' open work
+// own) and name (migration 019 lists the names), and the steps' open work
 // now.
 type counters struct {
 	byStep map[string]map[string]int
@@ -508,7 +508,7 @@ func (c *counters) step(id string) insights.Step {
 }
 
 // histogram counts durations by bucket (insights_bucket in migration
-// 018): bucket b holds [1 ms × 1.1^b, 1 ms × 1.1^(b+1)), bucket -1
+// 019): bucket b holds [1 ms × 1.1^b, 1 ms × 1.1^(b+1)), bucket -1
 // everything under 1 ms.
 type histogram map[int]int
 
