@@ -51,6 +51,12 @@ func (g *Gateway) runWrite(ctx context.Context, c *call) (json.RawMessage, error
 	}
 	for tries := 0; ; tries++ {
 		w, answer, err := g.send(ctx, c)
+		if errors.Is(err, workflows.ErrNoRun) && c.tool.kind != startWrite && g.runs.Kept(ctx, w) == workflows.KeptNever {
+			// The run ended without this write (its workflow closed and
+			// says so): an answer its record holds is one a workflow
+			// task stored and then lost.
+			err = &workflows.FinalRefusal{Refusal: interpreter.ErrRunEnded()}
+		}
 		q, ask := c.afterRun(w.RunID, answer, err, replay)
 		if !ask {
 			return g.runsAnswer(ctx, c, w, answer, err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gowebpki/jcs"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/baton-run/baton/gateway/auth"
@@ -242,6 +243,62 @@ func TestRefusalOfALostWriteIsNotAnsweredFromItsRecord(t *testing.T) {
 	agent.ok("claim", first, &again)
 	if again.Token != c.Token {
 		t.Fatal("the replay of the claim the run answered gave another token")
+	}
+}
+
+// The same once the run has ended and its workflow closed: the closed
+// workflow, asked, says it never applied the write, so its record's answer
+// (stored by a workflow task that was then lost) is dropped and the write
+// is refused run_ended; a write the run did apply still replays.
+func TestLostWriteToAnEndedRunIsNotAnsweredFromItsRecord(t *testing.T) {
+	b := start(t, options{})
+	b.publish(supplierSrc)
+	agent := b.connect(agentID)
+	ops := b.connect(operatorID)
+	v := startSupplier(t, b, b.connect(personID("mira@example.com", "finance-approver")))
+	ctx := context.Background()
+	first := map[string]any{"runId": v.Run.ID, "stepId": "check_vendor", "requestId": rid()}
+	var c interpreter.ClaimWire
+	agent.ok("claim", first, &c)
+	kept, err := b.store.GetRequest(ctx, "o_test", first["requestId"].(string))
+	if err != nil || kept.Result == nil {
+		t.Fatalf("no record of the claim: %+v %v", kept, err)
+	}
+	ops.ok("cancel", map[string]any{"runId": v.Run.ID, "reason": "Done with it.", "requestId": rid()}, &v)
+	for deadline := time.Now().Add(time.Minute); ; {
+		d, err := b.temporal.DescribeWorkflowExecution(ctx, v.Run.ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.WorkflowExecutionInfo.Status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled run's workflow is still running after a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	lostID := rid()
+	lost := map[string]any{"runId": v.Run.ID, "stepId": "check_vendor", "requestId": lostID}
+	raw, _ := json.Marshal(lost)
+	canon, _ := jcs.Transform(raw)
+	h := sha256.New()
+	h.Write([]byte("claim\x00agent\x00a_screener\x00"))
+	h.Write(canon)
+	rec := store.Request{Org: "o_test", RequestID: lostID, Tool: "claim", Digest: hex.EncodeToString(h.Sum(nil)), Result: kept.Result, RunID: v.Run.ID}
+	if err := b.store.RecordAnswer(ctx, nil, rec); err != nil {
+		t.Fatal(err)
+	}
+
+	agent.refused("claim", lost, interpreter.CodeConflict, interpreter.IssueRunEnded)
+	if after, err := b.store.GetRequest(ctx, "o_test", lostID); err != nil || after.Result != nil {
+		t.Errorf("the record still holds the answer the run never kept: %s (%v)", after.Result, err)
+	}
+	var again interpreter.ClaimWire
+	agent.ok("claim", first, &again)
+	if again.Token != c.Token {
+		t.Fatal("the replay of the claim the ended run answered gave another token")
 	}
 }
 

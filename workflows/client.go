@@ -199,6 +199,37 @@ func (c *Client) view(ctx context.Context, runID string, r ViewRequest) (json.Ra
 	return raw, nil
 }
 
+// Kept is what a run says of a request it was sent (QueryKept).
+type Kept string
+
+const (
+	// KeptYes: the run applied the request, under some attempt.
+	KeptYes Kept = "kept"
+	// KeptNever: the run never applied it, and knows every request it
+	// applied since it began.
+	KeptNever Kept = "never"
+	// KeptUnknown: the run cannot tell (a request may have left its
+	// window of ids, or it began under a version that kept none), or it
+	// could not be asked (its workflow is gone, no worker answered, a
+	// worker of an earlier version has no such query).
+	KeptUnknown Kept = "unknown"
+)
+
+// Kept asks w's run, running or closed, whether it applied w: a closed
+// workflow is replayed by a worker to answer. Any failure to ask is
+// KeptUnknown.
+func (c *Client) Kept(ctx context.Context, w Write) Kept {
+	q, err := c.c.QueryWorkflow(ctx, w.RunID, "", QueryKept, w.updateID())
+	if err != nil {
+		return KeptUnknown
+	}
+	var k Kept
+	if err := q.Get(&k); err != nil || (k != KeptYes && k != KeptNever) {
+		return KeptUnknown
+	}
+	return k
+}
+
 // NoteRefusal hands the issues of a refused submission to the run, for the
 // next attempt's handoff.
 func (c *Client) NoteRefusal(ctx context.Context, runID string, n interpreter.NoteRefusal) error {

@@ -36,6 +36,10 @@ const (
 
 	// QueryView returns the run view.
 	QueryView = "view"
+	// QueryKept says whether the run applied a request: Kept* answers,
+	// for a request the gateway finds answered in its record once the
+	// run's workflow has closed.
+	QueryKept = "kept"
 
 	// Activities the workflow runs, by name.
 	ActivityPublishRun    = "PublishRun"

@@ -209,6 +209,18 @@ func (r *runner) register(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
+	err = workflow.SetQueryHandler(ctx, QueryKept, func(updateID string) (Kept, error) {
+		switch {
+		case r.seen.answeredAnyAttempt(updateID):
+			return KeptYes, nil
+		case r.keptAll && !r.seen.evicted:
+			return KeptNever, nil
+		}
+		return KeptUnknown, nil
+	})
+	if err != nil {
+		return err
+	}
 	err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateStart, func(ctx workflow.Context, q StartRequest) (Result, error) {
 		if err := workflow.Await(ctx, func() bool { return r.started }); err != nil {
 			return Result{}, err
