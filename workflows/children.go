@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -50,6 +51,30 @@ type ChildVersion struct {
 	Children interpreter.Bindings `json:"children,omitempty"`
 }
 
+// changeFanoutBatch versions how a run handles many children: version 1
+// applies the signals delivered together in one write (applySignals),
+// starts the children that one write asks for from one coroutine
+// (startChildren) and watches every child's closing from one coroutine
+// (watchChildren). Runs recorded before apply and publish each signal,
+// and start and watch each child from coroutines of its own.
+//
+// The SDK gives every coroutine a turn at each workflow task and at each
+// local activity's result, when it runs and again when it replays; a
+// thousand children each with a coroutine and a read-model write made a
+// million turns, and workflow tasks that outgrew their timeout and were
+// replayed whole, slower each time.
+const changeFanoutBatch = "fanout-batch"
+
+// batching reports whether this run is version 1 of changeFanoutBatch,
+// asking the first time a signal or a child start needs to know.
+func (r *runner) batching(ctx workflow.Context) bool {
+	if !r.kids.batchAsked {
+		r.kids.batchAsked = true
+		r.kids.batch = workflow.GetVersion(ctx, changeFanoutBatch, workflow.DefaultVersion, 1) == 1
+	}
+	return r.kids.batch
+}
+
 // kids is what a run's workflow keeps of its children between the
 // machine's needs and Temporal: the starts and cancellations in flight
 // and the versions read.
@@ -60,6 +85,24 @@ type kids struct {
 	starting map[string]bool
 	// versions are the LoadChild activities, by process and version.
 	versions map[string]workflow.Future
+	// batchAsked and batch are changeFanoutBatch's version, once asked.
+	batchAsked, batch bool
+	// closing are the started children whose closing watchChildren
+	// waits for, in start order; watching is set once it runs.
+	closing  []startedChild
+	watching bool
+}
+
+// startedChild is a child whose workflow Temporal started.
+type startedChild struct {
+	runID string
+	f     workflow.ChildWorkflowFuture
+}
+
+// started counts a child's start as no longer in flight.
+func (k *kids) started(runID string) {
+	delete(k.starting, runID)
+	k.busy--
 }
 
 // idle reports whether no start or cancellation of a child is in flight:
@@ -70,6 +113,7 @@ func (k *kids) idle() bool { return k.busy == 0 }
 // each cancellation goes on in a coroutine of its own, so that many
 // children start in one workflow task.
 func (r *runner) perform(ctx workflow.Context, needs []interpreter.Need) {
+	var starts []*interpreter.ChildNeeded
 	for _, n := range needs {
 		switch n := n.(type) {
 		case *interpreter.ChildNeeded:
@@ -78,6 +122,10 @@ func (r *runner) perform(ctx workflow.Context, needs []interpreter.Need) {
 			}
 			r.kids.starting[n.Start.RunID] = true
 			r.kids.busy++
+			if r.batching(ctx) {
+				starts = append(starts, n)
+				continue
+			}
 			workflow.Go(ctx, func(ctx workflow.Context) {
 				defer func() { r.kids.busy-- }()
 				r.startChild(ctx, n)
@@ -93,6 +141,85 @@ func (r *runner) perform(ctx workflow.Context, needs []interpreter.Need) {
 			workflow.GetLogger(ctx).Error("the run cannot perform a need", "need", fmt.Sprintf("%T", n))
 		}
 	}
+	if len(starts) > 0 {
+		workflow.Go(ctx, func(ctx workflow.Context) { r.startChildren(ctx, starts) })
+	}
+}
+
+// startChildren starts the children of one batch of needs, in order, and
+// then waits until Temporal has each, as startChild does for one: every
+// start is asked for before the first is waited for, so they all go in
+// one workflow task. A child Temporal started is watched by
+// watchChildren.
+func (r *runner) startChildren(ctx workflow.Context, needs []*interpreter.ChildNeeded) {
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	type pending struct {
+		need *interpreter.ChildNeeded
+		f    workflow.ChildWorkflowFuture
+	}
+	var asked []pending
+	for _, need := range needs {
+		in, initial, err := r.childInput(ctx, need)
+		if err != nil {
+			r.signal(ctx, need.NotStarted(err.Error()))
+			r.kids.started(need.Start.RunID)
+			continue
+		}
+		asked = append(asked, pending{need: need, f: workflow.ExecuteChildWorkflow(r.childContext(ctx, need, in, initial), ProcessRun, in)})
+	}
+	for _, p := range asked {
+		if err := p.f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+			r.signal(ctx, p.need.NotStarted("Temporal did not start it: "+err.Error()))
+		} else {
+			r.watch(ctx, p.need.Start.RunID, p.f)
+		}
+		r.kids.started(p.need.Start.RunID)
+	}
+}
+
+// watch has watchChildren wait for a started child's closing.
+func (r *runner) watch(ctx workflow.Context, runID string, f workflow.ChildWorkflowFuture) {
+	r.kids.closing = append(r.kids.closing, startedChild{runID: runID, f: f})
+	if !r.kids.watching {
+		r.kids.watching = true
+		workflow.Go(ctx, r.watchChildren)
+	}
+}
+
+// watchChildren waits, in one coroutine, for the workflows of the started
+// children to close, and tells the machine of those that closed without
+// ending their run (closed).
+func (r *runner) watchChildren(ctx workflow.Context) {
+	ready := func(c startedChild) bool { return c.f.IsReady() }
+	for {
+		if err := workflow.Await(ctx, func() bool { return slices.ContainsFunc(r.kids.closing, ready) }); err != nil {
+			return
+		}
+		var closed []startedChild
+		r.kids.closing = slices.DeleteFunc(r.kids.closing, func(c startedChild) bool {
+			if c.f.IsReady() {
+				closed = append(closed, c)
+				return true
+			}
+			return false
+		})
+		for _, c := range closed {
+			r.closed(ctx, c.runID, c.f.Get(ctx, nil))
+		}
+	}
+}
+
+// closed tells the machine of a child whose workflow closed with err
+// without ending its run. A child that ends or is cancelled says so by
+// signal. One whose workflow closed otherwise (terminated, or failed by a
+// bug) never will: while this run lasts, its closing stands for its end.
+func (r *runner) closed(ctx workflow.Context, runID string, err error) {
+	var cancelled *temporal.CanceledError
+	if err == nil || errors.As(err, &cancelled) {
+		return
+	}
+	note := "its workflow closed without ending the run: " + err.Error()
+	r.signal(ctx, interpreter.ChildEnded{RunID: runID, Outcome: interpreter.DecisionFailed, Note: &note})
 }
 
 // startChild starts one child workflow and waits until Temporal has it. A
@@ -110,7 +237,17 @@ func (r *runner) startChild(ctx workflow.Context, need *interpreter.ChildNeeded)
 		r.signal(ctx, need.NotStarted(err.Error()))
 		return
 	}
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+	f := workflow.ExecuteChildWorkflow(r.childContext(ctx, need, in, initial), ProcessRun, in)
+	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		r.signal(ctx, need.NotStarted("Temporal did not start it: "+err.Error()))
+		return
+	}
+	workflow.Go(ctx, func(ctx workflow.Context) { r.closed(ctx, in.RunID, f.Get(ctx, nil)) })
+}
+
+// childContext carries the options a child's workflow starts with.
+func (r *runner) childContext(ctx workflow.Context, need *interpreter.ChildNeeded, in Input, initial interpreter.RunState) workflow.Context {
+	return workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            in.RunID,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
@@ -118,23 +255,6 @@ func (r *runner) startChild(ctx workflow.Context, need *interpreter.ChildNeeded)
 			in.Process.Name, in.Version, in.Mode, r.in.RunID, need.StepID),
 		StaticDetails:         staticDetails(in),
 		TypedSearchAttributes: startAttributes(in, initial),
-	})
-	f := workflow.ExecuteChildWorkflow(cctx, ProcessRun, in)
-	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-		r.signal(ctx, need.NotStarted("Temporal did not start it: "+err.Error()))
-		return
-	}
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		// A child that ends or is cancelled says so by signal. One whose
-		// workflow closed otherwise (terminated, or failed by a bug) never
-		// will: while this run lasts, its closing stands for its end.
-		err := f.Get(ctx, nil)
-		var cancelled *temporal.CanceledError
-		if err == nil || errors.As(err, &cancelled) {
-			return
-		}
-		note := "its workflow closed without ending the run: " + err.Error()
-		r.signal(ctx, interpreter.ChildEnded{RunID: in.RunID, Outcome: interpreter.DecisionFailed, Note: &note})
 	})
 }
 

@@ -97,8 +97,25 @@ func (r *runner) settle(ctx workflow.Context) error {
 }
 
 // drainSignals applies the signals delivered to this run and not yet
-// applied, in the order they arrived on each channel.
+// applied, in the order they arrived on each channel. Since
+// changeFanoutBatch, the signals delivered together are applied in one
+// write (applySignals); runs recorded before apply and publish each.
 func (r *runner) drainSignals(ctx workflow.Context) {
+	if r.batching(ctx) {
+		var cmds []interpreter.Command
+		for _, s := range signalCommands {
+			c := workflow.GetSignalChannel(ctx, s.name)
+			for {
+				cmd, ok := s.receive(c)
+				if !ok {
+					break
+				}
+				cmds = append(cmds, cmd)
+			}
+		}
+		r.applySignals(ctx, cmds)
+		return
+	}
 	for _, s := range signalCommands {
 		c := workflow.GetSignalChannel(ctx, s.name)
 		for {
@@ -129,4 +146,33 @@ func (r *runner) signal(ctx workflow.Context, cmd interpreter.Command) {
 	}
 	r.dirty = true
 	r.publish(ctx, nil)
+}
+
+// applySignals applies commands that arrived by signal, in order, and
+// publishes the run once for all of them: a thousand children that end
+// together are one read-model write and one local activity, not a
+// thousand. A refusal is logged and the others still apply.
+func (r *runner) applySignals(ctx workflow.Context, cmds []interpreter.Command) {
+	if len(cmds) == 0 {
+		return
+	}
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	release, err := r.take(dctx)
+	if err != nil {
+		return
+	}
+	defer release()
+	applied := false
+	for _, cmd := range cmds {
+		if _, err := r.m.Apply(cmd, workflow.Now(ctx)); err != nil {
+			workflow.GetLogger(ctx).Info("signal refused", "run", r.in.RunID, "error", err)
+			continue
+		}
+		applied = true
+	}
+	if applied {
+		r.dirty = true
+		r.publish(ctx, nil)
+	}
 }

@@ -1,0 +1,168 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/baton-run/baton/interpreter"
+)
+
+// benchChildSrc ends at once, as examples/bench-fanout's child does.
+const benchChildSrc = `---
+name: bench-child
+description: Ends at once.
+inputs:
+  item: string
+steps:
+  - id: done
+    finish: done
+---
+Body.
+`
+
+// benchParentSrc runs bench-child once per item of its list.
+const benchParentSrc = `---
+name: bench-fanout
+description: Runs bench-child once per item.
+inputs:
+  items: { type: list, items: string }
+steps:
+  - id: fan
+    process: bench-child
+    for_each: inputs.items
+    inputs: { item: item }
+  - id: done
+    finish: done
+---
+Body.
+`
+
+// fanoutBench is a parent run's input and its child's version, bound as
+// publication binds them.
+func fanoutBench(tb testing.TB, n int) (Input, ChildVersion) {
+	tb.Helper()
+	offer := interpreter.DefaultOffer()
+	offer.Profiles = append(offer.Profiles, interpreter.ProfileSubprocess)
+	child, err := interpreter.Parse([]byte(benchChildSrc), &interpreter.ParseOptions{Offer: &offer})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cat := interpreter.NewCatalog("published in this organization")
+	cat.Add(interpreter.CatalogEntry{Process: child, Version: 1}, true)
+	offer.Processes = cat
+	parent, bound, err := interpreter.ParseAndBind([]byte(benchParentSrc), &interpreter.ParseOptions{Offer: &offer})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	items := make([]any, n)
+	for i := range items {
+		items[i] = fmt.Sprintf("item-%d", i)
+	}
+	in := Input{Org: "o_test", Lean: true, Notices: true, Start: interpreter.Start{
+		RunID: "r_parent", Process: parent, Version: 1, Inputs: interpreter.Values{"items": items},
+		Mode: interpreter.ModeLive, Starter: person, Children: bound,
+	}}
+	return in, ChildVersion{Process: child}
+}
+
+// runFanout runs one parent over n children in the SDK's test
+// environment: the children are started (a mock workflow that returns at
+// once), and each child's end arrives as the signal a child sends, all at
+// once after the last start. It returns the time from the first end
+// signal to the parent's workflow completing, and the listings written.
+func runFanout(tb testing.TB, n int, batch bool) (time.Duration, int) {
+	tb.Helper()
+	in, cv := fanoutBench(tb, n)
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetDataConverter(DataConverter)
+	env.SetStartTime(time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC))
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: in.Start.RunID})
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Hour})
+	env.RegisterWorkflowWithOptions(ProcessRun, workflowOptions())
+	listings := 0
+	env.RegisterActivityWithOptions(func(ctx context.Context, org string, l *interpreter.Listing, a *Answered, notices []*interpreter.Notice) (Published, error) {
+		if l != nil {
+			listings++
+		}
+		return Published{}, nil
+	}, activity.RegisterOptions{Name: ActivityPublishRun})
+	env.RegisterActivityWithOptions(func(ctx context.Context, org string, b interpreter.ChildBinding) (ChildVersion, error) {
+		return cv, nil
+	}, activity.RegisterOptions{Name: ActivityLoadChild})
+	env.RegisterActivityWithOptions(func(ctx context.Context, org, channel string, n *interpreter.Notice) error {
+		return nil
+	}, activity.RegisterOptions{Name: ActivityNotify})
+	var ids []string
+	// The mock stands for every ProcessRun, the parent's too: the parent
+	// runs as itself.
+	env.OnWorkflow(WorkflowName, mock.Anything, mock.Anything).Return(func(ctx workflow.Context, in Input) (*Outcome, error) {
+		if in.Start.Parent == nil {
+			return ProcessRun(ctx, in)
+		}
+		ids = append(ids, in.RunID)
+		return &Outcome{Outcome: "done"}, nil
+	})
+	if !batch {
+		env.OnGetVersion(changeFanoutBatch, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	}
+	var began time.Time
+	env.RegisterDelayedCallback(func() {
+		if len(ids) != n {
+			tb.Errorf("%d children started, want %d", len(ids), n)
+		}
+		began = time.Now()
+		for _, id := range ids {
+			env.SignalWorkflow(SignalChildEnded, ChildEnd{RunID: id, Outcome: "done"})
+		}
+	}, time.Minute)
+	env.ExecuteWorkflow(WorkflowName, in)
+	took := time.Since(began)
+	if err := env.GetWorkflowError(); err != nil {
+		tb.Fatal(err)
+	}
+	var out Outcome
+	if err := env.GetWorkflowResult(&out); err != nil || out.Outcome != "done" {
+		tb.Fatalf("the parent ended %+v (%v), want done", out, err)
+	}
+	return took, listings
+}
+
+// BenchmarkChildEnds measures a parent's work per child end: a for_each
+// over n children whose ends arrive together, from the first end to the
+// parent's close, in the version of changeFanoutBatch that publishes
+// each signal (each) and in the one that batches them (batched). The
+// per-child figure should not grow with n.
+func BenchmarkChildEnds(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		batch bool
+	}{{"each", false}, {"batched", true}} {
+		for _, n := range []int{100, 1000} {
+			b.Run(fmt.Sprintf("%s/children=%d", c.name, n), func(b *testing.B) {
+				var total time.Duration
+				writes := 0
+				for range b.N {
+					took, l := runFanout(b, n, c.batch)
+					total += took
+					writes += l
+				}
+				b.ReportMetric(float64(total.Microseconds())/float64(b.N*n), "µs/child")
+				b.ReportMetric(float64(writes)/float64(b.N*n), "writes/child")
+			})
+		}
+	}
+}
