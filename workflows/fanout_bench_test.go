@@ -151,7 +151,10 @@ func BenchmarkChildEnds(b *testing.B) {
 		name  string
 		batch bool
 	}{{"each", false}, {"batched", true}} {
-		for _, n := range []int{100, 1000} {
+		// The test environment queues at most 1,000 callbacks, and
+		// each child takes several at once: 300 children is near its
+		// limit.
+		for _, n := range []int{100, 300} {
 			b.Run(fmt.Sprintf("%s/children=%d", c.name, n), func(b *testing.B) {
 				var total time.Duration
 				writes := 0
