@@ -288,7 +288,9 @@ func (r *runner) childInput(ctx workflow.Context, need *interpreter.ChildNeeded)
 		}
 		return Input{}, "", err
 	}
-	in := Input{Org: r.in.Org, Start: st, InboxURL: r.in.InboxURL, Lean: true, OmitBody: r.in.OmitBody}
+	// Notices as every start since changeNotices: the child delivers its
+	// notices without a version marker of its own to ask for it.
+	in := Input{Org: r.in.Org, Start: st, InboxURL: r.in.InboxURL, Lean: true, Notices: true, OmitBody: r.in.OmitBody}
 	return in, m.Run().State, nil
 }
 

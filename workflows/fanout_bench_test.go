@@ -84,6 +84,14 @@ func fanoutBench(tb testing.TB, n int) (Input, ChildVersion) {
 // signal to the parent's workflow completing, and the listings written.
 func runFanout(tb testing.TB, n int, batch bool) (time.Duration, int) {
 	tb.Helper()
+	took, listings, _ := fanout(tb, n, batch)
+	return took, listings
+}
+
+// fanout is runFanout that also returns the inputs the children started
+// with.
+func fanout(tb testing.TB, n int, batch bool) (time.Duration, int, []Input) {
+	tb.Helper()
 	in, cv := fanoutBench(tb, n)
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
@@ -107,6 +115,7 @@ func runFanout(tb testing.TB, n int, batch bool) (time.Duration, int) {
 		return nil
 	}, activity.RegisterOptions{Name: ActivityNotify})
 	var ids []string
+	var inputs []Input
 	// The mock stands for every ProcessRun, the parent's too: the parent
 	// runs as itself.
 	env.OnWorkflow(WorkflowName, mock.Anything, mock.Anything).Return(func(ctx workflow.Context, in Input) (*Outcome, error) {
@@ -114,6 +123,7 @@ func runFanout(tb testing.TB, n int, batch bool) (time.Duration, int) {
 			return ProcessRun(ctx, in)
 		}
 		ids = append(ids, in.RunID)
+		inputs = append(inputs, in)
 		return &Outcome{Outcome: "done"}, nil
 	})
 	if !batch {
@@ -138,7 +148,21 @@ func runFanout(tb testing.TB, n int, batch bool) (time.Duration, int) {
 	if err := env.GetWorkflowResult(&out); err != nil || out.Outcome != "done" {
 		tb.Fatalf("the parent ended %+v (%v), want done", out, err)
 	}
-	return took, listings
+	return took, listings, inputs
+}
+
+// TestChildrenDeliverNotices checks that a child starts as every run
+// does: it delivers its notices without asking for the version that does.
+func TestChildrenDeliverNotices(t *testing.T) {
+	_, _, inputs := fanout(t, 3, true)
+	if len(inputs) != 3 {
+		t.Fatalf("%d children started, want 3", len(inputs))
+	}
+	for _, in := range inputs {
+		if !in.Notices || !in.Lean || in.Start.Parent == nil {
+			t.Errorf("child %s started with notices %v, lean %v, parent %v; want notices and lean with its parent", in.RunID, in.Notices, in.Lean, in.Start.Parent)
+		}
+	}
 }
 
 // BenchmarkChildEnds measures a parent's work per child end: a for_each
