@@ -215,11 +215,18 @@ const (
 	KeptUnknown Kept = "unknown"
 )
 
+// KeptRequest asks a run whether it applied the update UpdateID of a
+// caller of organization Org (QueryKept).
+type KeptRequest struct {
+	Org      string `json:"org"`
+	UpdateID string `json:"updateId"`
+}
+
 // Kept asks w's run, running or closed, whether it applied w: a closed
-// workflow is replayed by a worker to answer. Any failure to ask is
-// KeptUnknown.
+// workflow is replayed by a worker to answer. A run of another
+// organization than w.Org, and any failure to ask, is KeptUnknown.
 func (c *Client) Kept(ctx context.Context, w Write) Kept {
-	q, err := c.c.QueryWorkflow(ctx, w.RunID, "", QueryKept, w.updateID())
+	q, err := c.c.QueryWorkflow(ctx, w.RunID, "", QueryKept, KeptRequest{Org: w.Org, UpdateID: w.updateID()})
 	if err != nil {
 		return KeptUnknown
 	}

@@ -209,9 +209,12 @@ func (r *runner) register(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	err = workflow.SetQueryHandler(ctx, QueryKept, func(updateID string) (Kept, error) {
+	err = workflow.SetQueryHandler(ctx, QueryKept, func(q KeptRequest) (Kept, error) {
 		switch {
-		case r.seen.answeredAnyAttempt(updateID):
+		case q.Org != r.in.Org:
+			// Another organization's run: it says nothing of it.
+			return KeptUnknown, nil
+		case r.seen.answeredAnyAttempt(q.UpdateID):
 			return KeptYes, nil
 		case r.keptAll && !r.seen.evicted:
 			return KeptNever, nil
