@@ -280,6 +280,19 @@ func (r *runner) register(ctx workflow.Context) error {
 	return nil
 }
 
+// changeFinishTakesTurn versions finish: version 1 waits, before the
+// workflow closes, for the write that holds the run's write turn to be
+// published and its needs performed. A signal applied in a run's first
+// workflow task (a child cancelled as it starts, a signal on its way while
+// the run continued as new) ends the run while the run's own first write
+// is in flight; the loop then saw the run over and closed the workflow,
+// and the SDK drops a local activity still running when its workflow
+// closes: the write that ended the run was not in the history and
+// reached the read model late, or never. finish asks for the version only
+// when the turn is held as it begins, so a run that closes without a
+// write in flight, nearly every run, records no marker.
+const changeFinishTakesTurn = "finish-takes-turn"
+
 // finish waits for running handlers and closes the workflow as the run
 // ended: Canceled for a cancelled run, else completed with its outcome.
 func (r *runner) finish(ctx workflow.Context) (*Outcome, error) {
@@ -287,7 +300,10 @@ func (r *runner) finish(ctx workflow.Context) (*Outcome, error) {
 	// nothing: wait for the handlers regardless.
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
-	if err := workflow.Await(dctx, func() bool { return workflow.AllHandlersFinished(dctx) && r.kids.idle() }); err != nil {
+	turn := r.writing && workflow.GetVersion(dctx, changeFinishTakesTurn, workflow.DefaultVersion, 1) == 1
+	if err := workflow.Await(dctx, func() bool {
+		return workflow.AllHandlersFinished(dctx) && r.kids.idle() && !(turn && r.writing)
+	}); err != nil {
 		return nil, err
 	}
 	r.tellParent(dctx)
