@@ -140,6 +140,7 @@ func (a *Activities) Register(r interface {
 	r.RegisterActivityWithOptions(a.CallTool, activity.RegisterOptions{Name: workflows.ActivityCallTool})
 	r.RegisterActivityWithOptions(a.CancelRequest, activity.RegisterOptions{Name: workflows.ActivityCancelRequest})
 	r.RegisterActivityWithOptions(a.LoadChild, activity.RegisterOptions{Name: workflows.ActivityLoadChild})
+	r.RegisterActivityWithOptions(a.WatchChildren, activity.RegisterOptions{Name: workflows.ActivityWatchChildren})
 }
 
 // PublishRun writes what a run publishes after a change, in one round

@@ -149,6 +149,8 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 		return nil, temporal.NewNonRetryableApplicationError("start refused: its requestId was another call's", interpreter.IssueRequestIDReused, nil)
 	}
 
+	r.watchCarried(ctx)
+
 	// Runs started before the deadline timer was kept across wake-ups
 	// replay with AwaitWithTimeout, whose timers this SDK never cancels.
 	keepTimer := lean || workflow.GetVersion(ctx, changeDeadlineTimer, workflow.DefaultVersion, 1) == 1

@@ -1,0 +1,120 @@
+package workflows
+
+import (
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/baton-run/baton/interpreter"
+)
+
+// This file watches the children a run carried across continue-as-new.
+// A child that ends its run says so by signal (SignalChildEnded), which
+// reaches whichever run its parent is then. A child whose workflow closes
+// without ending its run (terminated by an operator, or failed by a bug)
+// never signals; the run that started it learns of it from the child's
+// future (watchChildren), but a future does not survive continue-as-new,
+// and Temporal tells only the run that started the child. So a run that
+// continued as new while children ran asks Temporal about them, by the
+// WatchChildren activity, until none it carried is running.
+
+// ActivityWatchChildren waits until one of a run's children closed without
+// ending its run.
+const ActivityWatchChildren = "WatchChildren"
+
+// changeWatchCarried versions the watch of carried children: version 1
+// runs WatchChildren in a run that continued as new while children ran.
+// It is asked only in such a run, so other runs record no marker. Runs
+// recorded before wait for a carried child's signal alone.
+const changeWatchCarried = "watch-carried-children"
+
+// WatchChildrenRequest is WatchChildren's argument: the parent's workflow
+// id and the children it waits for. For is how long the activity watches
+// before it returns with nothing, so that the parent's history gains
+// three events an hour at most, not one a poll.
+type WatchChildrenRequest struct {
+	Parent   string        `json:"parent"`
+	Children []string      `json:"children"`
+	For      time.Duration `json:"for"`
+}
+
+// ClosedChild is a child whose workflow closed without ending its run, as
+// WatchChildren found it: its run id and the workflow's status
+// ("terminated", "failed", "timed out").
+type ClosedChild struct {
+	RunID  string `json:"runId"`
+	Status string `json:"status"`
+}
+
+// watchFor is WatchRequest.For.
+const watchFor = time.Hour
+
+// watchOptions run WatchChildren: it heartbeats between its looks at the
+// children, and is tried again for as long as the run waits.
+func watchOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: watchFor + 5*time.Minute,
+		HeartbeatTimeout:    2 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
+		Summary:             "watch the children carried across continue-as-new",
+	}
+}
+
+// runningChildren are the children the run's process steps wait for, in
+// step and item order.
+func runningChildren(run *interpreter.Run) []string {
+	var ids []string
+	for _, sr := range run.Steps {
+		if sr.State != interpreter.StepWaiting || sr.Fanout == nil {
+			continue
+		}
+		for _, c := range sr.Fanout.Children {
+			if !c.Ended {
+				ids = append(ids, c.RunID)
+			}
+		}
+	}
+	return ids
+}
+
+// watchCarried starts the watch of the children a continued run carries
+// as running, when there are any.
+func (r *runner) watchCarried(ctx workflow.Context) {
+	if r.in.Continued == nil {
+		return
+	}
+	carried := runningChildren(r.m.Run())
+	if len(carried) == 0 || workflow.GetVersion(ctx, changeWatchCarried, workflow.DefaultVersion, 1) != 1 {
+		return
+	}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		actx := workflow.WithActivityOptions(ctx, watchOptions())
+		for {
+			running := runningChildren(r.m.Run())
+			carried = slices.DeleteFunc(carried, func(id string) bool { return !slices.Contains(running, id) })
+			if len(carried) == 0 || r.m.Run().State.Over() {
+				return
+			}
+			var closed []ClosedChild
+			err := workflow.ExecuteActivity(actx, ActivityWatchChildren, WatchChildrenRequest{Parent: r.in.RunID, Children: carried, For: watchFor}).Get(actx, &closed)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				workflow.GetLogger(ctx).Warn("watching carried children failed", "run", r.in.RunID, "error", err)
+				if workflow.Sleep(ctx, time.Minute) != nil {
+					return
+				}
+				continue
+			}
+			var cmds []interpreter.Command
+			for _, c := range closed {
+				note := "its workflow closed without ending the run: " + c.Status
+				cmds = append(cmds, interpreter.ChildEnded{RunID: c.RunID, Outcome: interpreter.DecisionFailed, Note: &note})
+			}
+			r.applySignals(ctx, cmds)
+		}
+	})
+}
