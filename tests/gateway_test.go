@@ -149,6 +149,25 @@ func TestReplays(t *testing.T) {
 	agent.refused("claim", map[string]any{"runId": v.Run.ID, "stepId": "check_vendor", "requestId": rid()}, interpreter.CodeConflict, interpreter.IssueRunEnded)
 }
 
+// screenerClaimDigest is the digest the gateway gives a claim with args
+// by the agent a_screener (SPEC-DECISIONS §5): its tool, caller and
+// canonical arguments.
+func screenerClaimDigest(t *testing.T, args map[string]any) string {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canon, err := jcs.Transform(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	h.Write([]byte("claim\x00agent\x00a_screener\x00"))
+	h.Write(canon)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // A gateway that died after Temporal answered but before it recorded the
 // answer gets the original result on retry: the requestId is the update id.
 func TestRetryAfterLostAnswer(t *testing.T) {
@@ -160,12 +179,7 @@ func TestRetryAfterLostAnswer(t *testing.T) {
 	args := map[string]any{"runId": v.Run.ID, "stepId": "check_vendor", "requestId": reqID}
 
 	// What the gateway would have sent, sent straight to Temporal.
-	raw, _ := json.Marshal(args)
-	canon, _ := jcs.Transform(raw)
-	h := sha256.New()
-	h.Write([]byte("claim\x00agent\x00a_screener\x00"))
-	h.Write(canon)
-	digest := hex.EncodeToString(h.Sum(nil))
+	digest := screenerClaimDigest(t, args)
 	handle, err := b.temporal.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{
 		UpdateID: reqID, WorkflowID: v.Run.ID, UpdateName: workflows.UpdateClaim, WaitForStage: client.WorkflowUpdateStageCompleted,
 		Args: []any{workflows.Write{Digest: digest, Command: interpreter.Claim{StepID: "check_vendor", Actor: interpreter.Actor{ID: "a_screener", Kind: interpreter.ActorAgent}, LeaseID: reqID, Lease: 10 * time.Minute}}},
@@ -217,13 +231,7 @@ func TestRefusalOfALostWriteIsNotAnsweredFromItsRecord(t *testing.T) {
 	// the run never received.
 	lostID := rid()
 	lost := map[string]any{"runId": v.Run.ID, "stepId": "check_vendor", "requestId": lostID}
-	raw, _ := json.Marshal(lost)
-	canon, _ := jcs.Transform(raw)
-	h := sha256.New()
-	h.Write([]byte("claim\x00agent\x00a_screener\x00"))
-	h.Write(canon)
-	digest := hex.EncodeToString(h.Sum(nil))
-	rec := store.Request{Org: "o_test", RequestID: lostID, Tool: "claim", Digest: digest, Result: kept.Result, RunID: v.Run.ID}
+	rec := store.Request{Org: "o_test", RequestID: lostID, Tool: "claim", Digest: screenerClaimDigest(t, lost), Result: kept.Result, RunID: v.Run.ID}
 	if err := b.store.RecordAnswer(ctx, nil, rec); err != nil {
 		t.Fatal(err)
 	}
@@ -281,12 +289,7 @@ func TestLostWriteToAnEndedRunIsNotAnsweredFromItsRecord(t *testing.T) {
 
 	lostID := rid()
 	lost := map[string]any{"runId": v.Run.ID, "stepId": "check_vendor", "requestId": lostID}
-	raw, _ := json.Marshal(lost)
-	canon, _ := jcs.Transform(raw)
-	h := sha256.New()
-	h.Write([]byte("claim\x00agent\x00a_screener\x00"))
-	h.Write(canon)
-	rec := store.Request{Org: "o_test", RequestID: lostID, Tool: "claim", Digest: hex.EncodeToString(h.Sum(nil)), Result: kept.Result, RunID: v.Run.ID}
+	rec := store.Request{Org: "o_test", RequestID: lostID, Tool: "claim", Digest: screenerClaimDigest(t, lost), Result: kept.Result, RunID: v.Run.ID}
 	if err := b.store.RecordAnswer(ctx, nil, rec); err != nil {
 		t.Fatal(err)
 	}
