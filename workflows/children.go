@@ -63,17 +63,38 @@ type ChildVersion struct {
 // thousand children each with a coroutine and a read-model write made a
 // million turns, and workflow tasks that outgrew their timeout and were
 // replayed whole, slower each time.
+//
+// Version 2 also keeps at most startWindow children's starts in flight
+// (startWindowed), where version 1 asks for every start of a batch in one
+// workflow task.
 const changeFanoutBatch = "fanout-batch"
 
-// batching reports whether this run is version 1 of changeFanoutBatch,
-// asking the first time a signal or a child start needs to know.
-func (r *runner) batching(ctx workflow.Context) bool {
+// startWindow is how many children's starts a run keeps in flight at
+// once since version 2 of changeFanoutBatch. Temporal starts a run's
+// children one at a time, each holding the parent's workflow lock while
+// it creates the child and records its start, and a start task that
+// waits for that lock longer than history.cacheNonUserContextLockTimeout
+// (500 ms by default) is put back with a backoff that grows to seconds:
+// a thousand starts asked at once left the parent idle between bursts.
+// A few starts in flight keep the lock busy; the next ones are asked as
+// earlier ones are recorded, in the workflow tasks those records cause.
+// The starts asked together also make a small batch of history events,
+// which each start reads its initiation back from.
+const startWindow = 16
+
+// fanoutVersion is this run's version of changeFanoutBatch, asked the
+// first time a signal or a child start needs to know.
+func (r *runner) fanoutVersion(ctx workflow.Context) workflow.Version {
 	if !r.kids.batchAsked {
 		r.kids.batchAsked = true
-		r.kids.batch = workflow.GetVersion(ctx, changeFanoutBatch, workflow.DefaultVersion, 1) == 1
+		r.kids.version = workflow.GetVersion(ctx, changeFanoutBatch, workflow.DefaultVersion, 2)
 	}
-	return r.kids.batch
+	return r.kids.version
 }
+
+// batching reports whether this run is version 1 or later of
+// changeFanoutBatch.
+func (r *runner) batching(ctx workflow.Context) bool { return r.fanoutVersion(ctx) >= 1 }
 
 // kids is what a run's workflow keeps of its children between the
 // machine's needs and Temporal: the starts and cancellations in flight
@@ -85,8 +106,12 @@ type kids struct {
 	starting map[string]bool
 	// versions are the LoadChild activities, by process and version.
 	versions map[string]workflow.Future
-	// batchAsked and batch are changeFanoutBatch's version, once asked.
-	batchAsked, batch bool
+	// batchAsked says version is changeFanoutBatch's version, asked.
+	batchAsked bool
+	version    workflow.Version
+	// inflight counts the starts asked of Temporal and not yet through,
+	// since version 2 of changeFanoutBatch (startWindowed).
+	inflight int
 	// closing are the started children whose closing watchChildren
 	// waits for, in start order; watching is set once it runs.
 	closing  []startedChild
@@ -142,8 +167,80 @@ func (r *runner) perform(ctx workflow.Context, needs []interpreter.Need) {
 		}
 	}
 	if len(starts) > 0 {
-		workflow.Go(ctx, func(ctx workflow.Context) { r.startChildren(ctx, starts) })
+		if r.fanoutVersion(ctx) >= 2 {
+			workflow.Go(ctx, func(ctx workflow.Context) { r.startWindowed(ctx, starts) })
+		} else {
+			workflow.Go(ctx, func(ctx workflow.Context) { r.startChildren(ctx, starts) })
+		}
 	}
+}
+
+// startingChild is a child whose start was asked of Temporal.
+type startingChild struct {
+	need *interpreter.ChildNeeded
+	f    workflow.ChildWorkflowFuture
+}
+
+// through reports whether Temporal started the child or refused to.
+func (c startingChild) through() bool { return c.f.GetChildWorkflowExecution().IsReady() }
+
+// startWindowed starts the children of one batch of needs, in order, as
+// startChildren does, with at most startWindow starts in flight across
+// the run: before asking for the next start it waits for a free place,
+// and takes each start that came through meanwhile.
+func (r *runner) startWindowed(ctx workflow.Context, needs []*interpreter.ChildNeeded) {
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	var asked []startingChild
+	for _, need := range needs {
+		for r.kids.inflight >= startWindow {
+			// The places may be held by another batch's starts: that
+			// batch takes them as they come through.
+			if err := workflow.Await(ctx, func() bool {
+				return r.kids.inflight < startWindow || slices.ContainsFunc(asked, startingChild.through)
+			}); err != nil {
+				return
+			}
+			asked = r.takeStarted(ctx, asked)
+		}
+		in, initial, err := r.childInput(ctx, need)
+		if err != nil {
+			r.signal(ctx, need.NotStarted(err.Error()))
+			r.kids.started(need.Start.RunID)
+			continue
+		}
+		r.kids.inflight++
+		asked = append(asked, startingChild{need: need, f: workflow.ExecuteChildWorkflow(r.childContext(ctx, need, in, initial), ProcessRun, in)})
+	}
+	for len(asked) > 0 {
+		if err := workflow.Await(ctx, func() bool { return slices.ContainsFunc(asked, startingChild.through) }); err != nil {
+			return
+		}
+		asked = r.takeStarted(ctx, asked)
+	}
+}
+
+// takeStarted takes the starts of asked that came through, in order: a
+// started child is watched (watchChildren), one Temporal refused is told
+// to the machine. It returns those still in flight.
+func (r *runner) takeStarted(ctx workflow.Context, asked []startingChild) []startingChild {
+	var through []startingChild
+	asked = slices.DeleteFunc(asked, func(c startingChild) bool {
+		if c.through() {
+			through = append(through, c)
+			r.kids.inflight--
+			return true
+		}
+		return false
+	})
+	for _, c := range through {
+		if err := c.f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+			r.signal(ctx, c.need.NotStarted("Temporal did not start it: "+err.Error()))
+		} else {
+			r.watch(ctx, c.need.Start.RunID, c.f)
+		}
+		r.kids.started(c.need.Start.RunID)
+	}
+	return asked
 }
 
 // startChildren starts the children of one batch of needs, in order, and

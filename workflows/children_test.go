@@ -61,6 +61,36 @@ steps:
 Run the RFP.
 `
 
+// quickSrc is a child that ends at once, as examples/bench-fanout's does.
+const quickSrc = `---
+name: quick
+description: Ends at once.
+inputs:
+  item: string
+steps:
+  - id: done
+    finish: done
+---
+End at once.
+`
+
+// fanSrc runs quick once per item of its list, all at once.
+const fanSrc = `---
+name: fan
+description: Runs quick once per item.
+inputs:
+  items: { type: list, items: string }
+steps:
+  - id: each
+    process: quick
+    for_each: inputs.items
+    inputs: { item: item }
+  - id: done
+    finish: done
+---
+Run quick once per item.
+`
+
 // family is a parent process and its published child in one harness.
 type family struct {
 	h      *harness
@@ -72,10 +102,16 @@ type family struct {
 // the parent to it, as publication does.
 func publishFamily(t *testing.T, h *harness, parentSrc string) *family {
 	t.Helper()
+	return publishFamilyOf(t, h, screeningSrc, parentSrc)
+}
+
+// publishFamilyOf is publishFamily with the child's source.
+func publishFamilyOf(t *testing.T, h *harness, childSrc, parentSrc string) *family {
+	t.Helper()
 	ctx := ctxFor(t)
 	offer := interpreter.DefaultOffer()
 	offer.Profiles = append(offer.Profiles, interpreter.ProfileSubprocess)
-	child, err := interpreter.Parse([]byte(screeningSrc), &interpreter.ParseOptions{Offer: &offer})
+	child, err := interpreter.Parse([]byte(childSrc), &interpreter.ParseOptions{Offer: &offer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +119,7 @@ func publishFamily(t *testing.T, h *harness, parentSrc string) *family {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.store.PutDraft(ctx, nil, store.Draft{Org: org, Name: child.Name, Source: screeningSrc, Definition: def, Hash: child.Hash, ImportedBy: "u_ops"}); err != nil {
+	if err := h.store.PutDraft(ctx, nil, store.Draft{Org: org, Name: child.Name, Source: childSrc, Definition: def, Hash: child.Hash, ImportedBy: "u_ops"}); err != nil {
 		t.Fatal(err)
 	}
 	v, err := h.store.Publish(ctx, nil, org, child.Name, "u_ops", nil)
@@ -103,9 +139,15 @@ func publishFamily(t *testing.T, h *harness, parentSrc string) *family {
 // start starts a run of the parent in mode and returns its id.
 func (f *family) start(t *testing.T, mode string) string {
 	t.Helper()
+	return f.startWith(t, mode, interpreter.Values{"rfpId": "RFP-7"})
+}
+
+// startWith is start with the run's inputs.
+func (f *family) startWith(t *testing.T, mode string, inputs interpreter.Values) string {
+	t.Helper()
 	rid := "req-" + randomHex(8)
 	_, err := f.h.runs.StartRun(ctxFor(t), workflows.Input{Org: org, RequestID: rid, Digest: rid, Start: interpreter.Start{
-		Process: f.parent, Version: 1, Inputs: interpreter.Values{"rfpId": "RFP-7"}, Mode: mode, Starter: starter, Children: f.bound,
+		Process: f.parent, Version: 1, Inputs: inputs, Mode: mode, Starter: starter, Children: f.bound,
 	}})
 	if err != nil {
 		t.Fatalf("start %s: %v", f.parent.Name, err)
@@ -300,6 +342,67 @@ func TestChildrenAreChildWorkflows(t *testing.T) {
 		t.Fatalf("child starts %v", starts)
 	}
 	h.save(t, parent, "rfp-children")
+}
+
+// A for_each over more children than the start window keeps at most
+// that many starts in flight: the parent's history never has more
+// children initiated and not yet started (Temporal starts a parent's
+// children one at a time, and a start that waits too long for the parent
+// is put back for seconds). Every child starts once, and the step joins
+// every item in order.
+func TestChildStartsInFlightAreBounded(t *testing.T) {
+	h := setup(t)
+	f := publishFamilyOf(t, h, quickSrc, fanSrc)
+	n := workflows.StartWindow + 4
+	items := make([]any, n)
+	for i := range items {
+		items[i] = fmt.Sprintf("item-%d", i)
+	}
+	parent := f.startWith(t, interpreter.ModeLive, interpreter.Values{"items": items})
+	v := h.closedView(t, parent, false)
+	if v.Run.State != "ended" || v.Run.Outcome == nil || *v.Run.Outcome != "done" {
+		t.Fatalf("the parent is %s %v, want ended done", v.Run.State, v.Run.Outcome)
+	}
+	joined, _ := v.Data.Steps["each"].Output["items"].([]any)
+	if len(joined) != n {
+		t.Fatalf("joined %d items, want %d", len(joined), n)
+	}
+	seen := map[string]bool{}
+	for i, it := range joined {
+		m := it.(map[string]any)
+		id, _ := m["runId"].(string)
+		if m["outcome"] != "done" || seen[id] {
+			t.Fatalf("item %d: %v", i, m)
+		}
+		seen[id] = true
+		if cv := h.closedView(t, id, true); cv.Data.Inputs["item"] != items[i] {
+			t.Fatalf("item %d ran child %s with %v", i, id, cv.Data.Inputs)
+		}
+	}
+	hist := h.history(t, parent, "")
+	inFlight, most, starts := 0, 0, map[string]int{}
+	for _, ev := range hist.Events {
+		switch {
+		case ev.GetStartChildWorkflowExecutionInitiatedEventAttributes() != nil:
+			starts[ev.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetWorkflowId()]++
+			inFlight++
+			most = max(most, inFlight)
+		case ev.GetChildWorkflowExecutionStartedEventAttributes() != nil, ev.GetStartChildWorkflowExecutionFailedEventAttributes() != nil:
+			inFlight--
+		}
+	}
+	if most != workflows.StartWindow {
+		t.Fatalf("at most %d children were starting at once, want %d", most, workflows.StartWindow)
+	}
+	if len(starts) != n {
+		t.Fatalf("%d children started, want %d", len(starts), n)
+	}
+	for id, k := range starts {
+		if k != 1 || !seen[id] {
+			t.Fatalf("child %s started %d times (joined %v)", id, k, seen[id])
+		}
+	}
+	h.save(t, parent, "fanout-window")
 }
 
 // Cancelling a parent cancels its running children with its reason, by

@@ -127,7 +127,7 @@ func fanout(tb testing.TB, n int, batch bool) (time.Duration, int, []Input) {
 		return &Outcome{Outcome: "done"}, nil
 	})
 	if !batch {
-		env.OnGetVersion(changeFanoutBatch, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+		env.OnGetVersion(changeFanoutBatch, workflow.DefaultVersion, 2).Return(workflow.DefaultVersion)
 	}
 	var began time.Time
 	env.RegisterDelayedCallback(func() {

@@ -1,0 +1,4 @@
+package workflows
+
+// StartWindow is startWindow, for the tests of package workflows_test.
+const StartWindow = startWindow
