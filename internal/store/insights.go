@@ -15,10 +15,10 @@ import (
 )
 
 // The insights queries. $1 org, $2 process. A window's figures are the
-// per-day counters of its whole UTC days (insights_counters, migration
-// 019) plus what the rows of its partial first and last days count,
-// computed from those rows by the same SQL functions that fill the
-// counters; its medians and 90th percentiles are exact while the window
+// per-day counters of whole UTC days (insights_counters, migrations 019
+// and 020), with what the rows of part of its first and last days count
+// added or taken away (window), computed from those rows as the SQL
+// functions that fill the counters compute them; its medians and 90th percentiles are exact while the window
 // is small (InsightsOptions.ExactUpTo) and otherwise read from the
 // counters' histograms.
 const (
@@ -26,78 +26,86 @@ const (
 	sqlInsightsRecordedSince = `
 SELECT applied_at FROM schema_migrations WHERE name LIKE '%\_step\_attempts.sql' ORDER BY version LIMIT 1`
 
-	// sqlInsightsCounters sums the window's counters: those of its whole
-	// days [$3, $4), and what the rows of its edges, [$5, $6) and [$7, $8),
-	// count: attempts that became ready, runs that started or ended. The
-	// edges' attempts are counted in groups, not one by one through
+	// sqlInsightsCounters sums the window's counters: those of the whole
+	// days [$3, $4), and what the rows of two spans of time count, [$5, $6)
+	// times $7 and [$8, $9) times $10 (+1 or -1: a span is either a partial
+	// day the counters leave out, or the part of a day they hold that the
+	// window does not; newWindow chooses). A span counts attempts that
+	// became ready in it and runs that started or ended in it. Its attempts
+	// are counted in groups, not one by one through
 	// insights_attempt_counters, which costs tens of microseconds a row;
 	// they count what it counts (TestInsightsEdgesCountAsCounters).
 	sqlInsightsCounters = `
 WITH e AS MATERIALIZED (
     SELECT step_id, kind, outcome, ended_by, next, ready_at, claimed_at, escalated_at, ended_at, overdue_at,
-           escalations, returns, not_accepted, lease_expiries, checks
+           escalations, returns, not_accepted, lease_expiries, checks,
+           CASE WHEN ready_at >= $5 AND ready_at < $6 THEN $7::int ELSE $10::int END AS s
     FROM step_attempts
     WHERE org = $1 AND process = $2 AND mode = 'live'
-      AND (ready_at >= $5 AND ready_at < $6 OR ready_at >= $7 AND ready_at < $8)
-), g AS (
-    SELECT step_id, kind, outcome, ended_by, next, count(*) AS n,
-           count(*) FILTER (WHERE outcome = 'done' AND ended_by = 'person' AND escalated_at IS NOT NULL) AS taken_over,
-           count(*) FILTER (WHERE escalations > 0) AS escalated, count(*) FILTER (WHERE returns > 0) AS returned,
-           sum(returns) AS returns, sum(not_accepted) AS not_accepted, sum(lease_expiries) AS lease_expiries,
-           count(*) FILTER (WHERE overdue_at IS NOT NULL) AS overdue
-    FROM e GROUP BY 1, 2, 3, 4, 5
+      AND (ready_at >= $5 AND ready_at < $6 OR ready_at >= $8 AND ready_at < $9)
+), f AS (
+    SELECT step_id,
+           sum(s) FILTER (WHERE outcome = 'done' AND ended_by = 'person' AND escalated_at IS NOT NULL) AS taken_over,
+           sum(s) FILTER (WHERE escalations > 0) AS escalated, sum(s) FILTER (WHERE returns > 0) AS returned,
+           sum(returns * s) AS returns, sum(not_accepted * s) AS not_accepted, sum(lease_expiries * s) AS lease_expiries,
+           sum(s) FILTER (WHERE overdue_at IS NOT NULL) AS overdue
+    FROM e GROUP BY 1
 )
 SELECT step_id, name, sum(n)::bigint FROM (
     SELECT step_id, name, n FROM insights_counters
     WHERE org = $1 AND process = $2 AND day >= $3::date AND day < $4::date
     UNION ALL
-    SELECT g.step_id, v.name, v.n FROM g, LATERAL (VALUES
-        ('attempts', g.n), ('kind:' || g.kind, g.n), ('ended', CASE WHEN g.outcome IS NOT NULL THEN g.n ELSE 0 END),
-        ('outcome:' || g.outcome, g.n), ('done:' || g.ended_by, CASE WHEN g.outcome = 'done' THEN g.n ELSE 0 END),
-        ('taken_over', g.taken_over), ('escalated', g.escalated), ('returned', g.returned), ('returns', g.returns),
-        ('not_accepted', g.not_accepted), ('lease_expiries', g.lease_expiries), ('overdue', g.overdue),
-        ('route:' || g.outcome || ':' || coalesce(g.next, ''), g.n)) AS v(name, n)
-    WHERE v.name IS NOT NULL
+    SELECT step_id, 'g:' || kind || ':' || coalesce(outcome, '') || ':' || coalesce(ended_by, '') || ':' || coalesce(next, ''), sum(s)
+    FROM e GROUP BY 1, 2
     UNION ALL
-    SELECT step_id, 'claim:' || insights_bucket(extract(epoch FROM claimed_at - ready_at)), count(*)
+    SELECT f.step_id, v.name, v.n FROM f, LATERAL (VALUES
+        ('taken_over', f.taken_over), ('escalated', f.escalated), ('returned', f.returned), ('returns', f.returns),
+        ('not_accepted', f.not_accepted), ('lease_expiries', f.lease_expiries), ('overdue', f.overdue)) AS v(name, n)
+    WHERE v.n <> 0
+    UNION ALL
+    SELECT step_id, 'claim:' || insights_bucket(extract(epoch FROM claimed_at - ready_at)), sum(s)
     FROM e WHERE claimed_at IS NOT NULL GROUP BY 1, 2
     UNION ALL
-    SELECT step_id, 'work:' || insights_bucket(extract(epoch FROM ended_at - claimed_at)), count(*)
+    SELECT step_id, 'work:' || insights_bucket(extract(epoch FROM ended_at - claimed_at)), sum(s)
     FROM e WHERE outcome = 'done' AND ended_by = 'agent' AND claimed_at IS NOT NULL GROUP BY 1, 2
     UNION ALL
-    SELECT step_id, 'decide:' || insights_bucket(extract(epoch FROM ended_at - ready_at)), count(*)
+    SELECT step_id, 'decide:' || insights_bucket(extract(epoch FROM ended_at - ready_at)), sum(s)
     FROM e WHERE ended_by = 'person' AND kind IN ('task', 'approve') AND outcome <> 'cancelled' GROUP BY 1, 2
     UNION ALL
-    SELECT step_id, 'esc:' || insights_bucket(extract(epoch FROM ended_at - escalated_at)), count(*)
+    SELECT step_id, 'esc:' || insights_bucket(extract(epoch FROM ended_at - escalated_at)), sum(s)
     FROM e WHERE ended_by = 'person' AND outcome <> 'cancelled' AND escalated_at IS NOT NULL GROUP BY 1, 2
     UNION ALL
-    SELECT e.step_id, q.name, count(*) FROM e, insights_check_counters(e.checks) AS q GROUP BY 1, 2
+    SELECT e.step_id, q.name, sum(e.s) FROM e, insights_check_counters(e.checks) AS q
+    WHERE e.checks IS NOT NULL GROUP BY 1, 2
     UNION ALL
-    SELECT '', 'started', count(*) FROM runs
+    SELECT '', 'started', coalesce(sum(CASE WHEN started_at >= $5 AND started_at < $6 THEN $7::int ELSE $10::int END), 0) FROM runs
     WHERE org = $1 AND process = $2 AND mode = 'live'
-      AND (started_at >= $5 AND started_at < $6 OR started_at >= $7 AND started_at < $8)
+      AND (started_at >= $5 AND started_at < $6 OR started_at >= $8 AND started_at < $9)
     UNION ALL
-    SELECT '', v.name, count(*) FROM insights_run_ends AS r,
+    SELECT '', v.name, sum(r.s) FROM (
+        SELECT outcome, seconds, CASE WHEN ended_at >= $5 AND ended_at < $6 THEN $7::int ELSE $10::int END AS s
+        FROM insights_run_ends
+        WHERE org = $1 AND process = $2
+          AND (ended_at >= $5 AND ended_at < $6 OR ended_at >= $8 AND ended_at < $9)) AS r,
         LATERAL (VALUES ('ended:' || r.outcome), ('dur:' || insights_bucket(r.seconds) || ':' || r.outcome)) AS v(name)
-    WHERE r.org = $1 AND r.process = $2
-      AND (r.ended_at >= $5 AND r.ended_at < $6 OR r.ended_at >= $7 AND r.ended_at < $8)
     GROUP BY 1, 2
 ) AS x
 GROUP BY 1, 2`
 
 	// sqlInsightsDays counts the starts and ends of the seven days from
-	// $3 (a date): from the counters before today ($4), from the rows
-	// today, [$5, $6).
+	// $3 to $4 (dates, today), from their counters, less what the rows
+	// count from now ($5) to tomorrow ($6): usually nothing, but a window
+	// that ends in the past leaves out the rest of its day.
 	sqlInsightsDays = `
 SELECT day, name, sum(n)::bigint FROM insights_counters
-WHERE org = $1 AND process = $2 AND day >= $3::date AND day < $4::date AND step_id = ''
+WHERE org = $1 AND process = $2 AND day >= $3::date AND day <= $4::date AND step_id = ''
   AND (name = 'started' OR name LIKE 'ended:%')
 GROUP BY 1, 2
 UNION ALL
-SELECT $4::date, 'started', count(*) FROM runs
+SELECT $4::date, 'started', -count(*) FROM runs
 WHERE org = $1 AND process = $2 AND mode = 'live' AND started_at >= $5 AND started_at < $6
 UNION ALL
-SELECT $4::date, 'ended:', count(*) FROM insights_run_ends
+SELECT $4::date, 'ended:', -count(*) FROM insights_run_ends
 WHERE org = $1 AND process = $2 AND ended_at >= $5 AND ended_at < $6`
 
 	// sqlInsightsOpenRuns counts the runs open now.
@@ -155,36 +163,73 @@ type insightsQuery struct {
 	args      []any
 }
 
-// window is the span of an insights report and how it splits: whole UTC
-// days [firstDay, lastDay) read from the counters, and the edges
-// [since, firstDay) and [lastDay, now) read from the rows (a window
-// within one day is one edge).
+// window is the span [since, now) of an insights report and how it
+// splits: the counters of whole UTC days [firstDay, lastDay), and two
+// spans of the rows, each added or taken away. At each end of the window
+// whose day is partial, the counters either leave that day out and the
+// rows of its part in the window are added, or hold all of it and the
+// rows of its part outside the window are taken away, whichever spans
+// less time before the clock: rows are not ready before they are written,
+// so with the window ending now its last day costs nothing.
 type window struct {
 	since, now, dayStart     time.Time
 	firstDay, lastDay, today time.Time
-	edge1From, edge1To       time.Time
-	edge2From, edge2To       time.Time
+	spans                    [2]span
+}
+
+// span is a part of the window's edge days counted from the rows: those
+// in [from, to), each counting sign times.
+type span struct {
+	from, to time.Time
+	sign     int
 }
 
 func midnight(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
 
-func newWindow(since, now time.Time) window {
+// newWindow splits [since, now); clock is the time now, after which no
+// row is written.
+func newWindow(since, now, clock time.Time) window {
 	w := window{since: since, now: now, today: midnight(now)}
 	w.dayStart = w.today.AddDate(0, 0, -6)
-	w.firstDay, w.lastDay = midnight(since), w.today
-	if !w.firstDay.Equal(since) {
-		w.firstDay = w.firstDay.AddDate(0, 0, 1)
+	// cost is how long a span of rows is, before the clock.
+	cost := func(from, to time.Time) time.Duration {
+		if to.After(clock) {
+			to = clock
+		}
+		return max(to.Sub(from), 0)
 	}
-	if w.firstDay.After(w.lastDay) {
-		w.firstDay = w.lastDay
-		w.edge1From, w.edge1To = since, now
-		w.edge2From, w.edge2To = now, now
+	first, last := midnight(since), w.today
+	if first.Equal(last) { // within one day
+		next := first.AddDate(0, 0, 1)
+		if cost(since, now) <= cost(first, since)+cost(now, next) {
+			w.firstDay, w.lastDay = first, first
+			w.spans = [2]span{{since, now, 1}, {now, now, 1}}
+		} else {
+			w.firstDay, w.lastDay = first, next
+			w.spans = [2]span{{first, since, -1}, {now, next, -1}}
+		}
 		return w
 	}
-	w.edge1From, w.edge1To = since, w.firstDay
-	w.edge2From, w.edge2To = w.lastDay, now
+	w.firstDay, w.lastDay = first, last
+	w.spans = [2]span{{since, since, 1}, {now, now, 1}}
+	if !since.Equal(first) {
+		next := first.AddDate(0, 0, 1)
+		if cost(since, next) <= cost(first, since) {
+			w.firstDay, w.spans[0] = next, span{since, next, 1}
+		} else {
+			w.spans[0] = span{first, since, -1}
+		}
+	}
+	if !now.Equal(last) {
+		next := last.AddDate(0, 0, 1)
+		if cost(last, now) < cost(now, next) {
+			w.spans[1] = span{last, now, 1}
+		} else {
+			w.lastDay, w.spans[1] = next, span{now, next, -1}
+		}
+	}
 	return w
 }
 
@@ -193,8 +238,9 @@ func newWindow(since, now time.Time) window {
 func insightsQueries(org, process string, w window) []insightsQuery {
 	return []insightsQuery{
 		{"recorded since", sqlInsightsRecordedSince, nil},
-		{"counters", sqlInsightsCounters, []any{org, process, w.firstDay, w.lastDay, w.edge1From, w.edge1To, w.edge2From, w.edge2To}},
-		{"days", sqlInsightsDays, []any{org, process, w.dayStart, w.today, w.today, w.now}},
+		{"counters", sqlInsightsCounters, []any{org, process, w.firstDay, w.lastDay,
+			w.spans[0].from, w.spans[0].to, w.spans[0].sign, w.spans[1].from, w.spans[1].to, w.spans[1].sign}},
+		{"days", sqlInsightsDays, []any{org, process, w.dayStart, w.today, w.now, w.today.AddDate(0, 0, 1)}},
 		{"open runs", sqlInsightsOpenRuns, []any{org, process}},
 		{"open now", sqlInsightsOpen, []any{org, process}},
 		{"oldest open", sqlInsightsOldest, []any{org, process}},
@@ -242,7 +288,7 @@ func (opts *InsightsOptions) window() window {
 		o.Now = time.Now()
 	}
 	now := o.Now.UTC().Truncate(time.Microsecond)
-	return newWindow(now.Add(-o.Since), now)
+	return newWindow(now.Add(-o.Since), now, time.Now())
 }
 
 func (opts *InsightsOptions) exactUpTo() int {
@@ -348,7 +394,7 @@ func readDays(in *insights.Report, br pgx.BatchResults, dayStart time.Time) erro
 }
 
 // counters are a window's counters, summed by step ("" for the runs'
-// own) and name (migration 019 lists the names), and the steps' open work
+// own) and name (migrations 019 and 020 list the names), and the steps' open work
 // now.
 type counters struct {
 	byStep map[string]map[string]int
@@ -427,10 +473,10 @@ func (c *counters) apply(in *insights.Report) (attempts, ended int) {
 	for _, id := range sortedKeys(ids) {
 		f := c.step(id)
 		attempts += f.Attempts
+		routes := map[[2]string]int{}
 		for name, n := range c.byStep[id] {
-			if rest, ok := strings.CutPrefix(name, "route:"); ok {
-				outcome, next, _ := strings.Cut(rest, ":")
-				in.Routes = append(in.Routes, insights.Route{Step: id, Outcome: outcome, Next: next, Count: n})
+			if g, ok := attemptGroup(name); ok && g.outcome != "" {
+				routes[[2]string{g.outcome, g.next}] += n
 			} else if rest, ok := strings.CutPrefix(name, "q:"); ok {
 				// q:INDEX:RESULT:VERDICT:ADVISORY:DECISION
 				p := strings.SplitN(rest, ":", 5)
@@ -445,6 +491,11 @@ func (c *counters) apply(in *insights.Report) (attempts, ended int) {
 					qs[k] = q
 				}
 				q.Count(p[1], p[2], p[3] == "true", p[4], n)
+			}
+		}
+		for r, n := range routes {
+			if n != 0 {
+				in.Routes = append(in.Routes, insights.Route{Step: id, Outcome: r[0], Next: r[1], Count: n})
 			}
 		}
 		in.Steps = append(in.Steps, f)
@@ -469,6 +520,24 @@ func (c *counters) apply(in *insights.Report) (attempts, ended int) {
 	return attempts, in.Runs.Ended
 }
 
+// group is what a counter g:KIND:OUTCOME:BY:NEXT counts: the attempts
+// of a kind that ended with an outcome, by someone, and went on to a step
+// ("" for each while open; migration 020).
+type group struct{ kind, outcome, by, next string }
+
+// attemptGroup reads a counter's name as a group, if it is one.
+func attemptGroup(name string) (group, bool) {
+	rest, ok := strings.CutPrefix(name, "g:")
+	if !ok {
+		return group{}, false
+	}
+	p := strings.SplitN(rest, ":", 4)
+	if len(p) != 4 {
+		return group{}, false
+	}
+	return group{p[0], p[1], p[2], p[3]}, true
+}
+
 // step is one step's figures from its counters and its open work.
 func (c *counters) step(id string) insights.Step {
 	m := c.byStep[id]
@@ -476,11 +545,23 @@ func (c *counters) step(id string) insights.Step {
 	if o := c.open[id]; o != nil {
 		f.Kind, f.Open = o.Kind, o.Open
 	}
-	kinds := []string{}
+	kinds := map[string]bool{}
+	outcomes, doneBy := map[string]int{}, map[string]int{}
 	hist := map[string]histogram{}
 	for name, n := range m {
-		if kind, ok := strings.CutPrefix(name, "kind:"); ok {
-			kinds = append(kinds, kind)
+		if n == 0 {
+			continue
+		}
+		if g, ok := attemptGroup(name); ok {
+			kinds[g.kind] = true
+			f.Attempts += n
+			if g.outcome != "" {
+				f.Ended += n
+				outcomes[g.outcome] += n
+				if g.outcome == "done" {
+					doneBy[g.by] += n
+				}
+			}
 			continue
 		}
 		if measure, b, ok := strings.Cut(name, ":"); ok && (measure == "claim" || measure == "work" || measure == "decide" || measure == "esc") {
@@ -493,15 +574,13 @@ func (c *counters) step(id string) insights.Step {
 		}
 	}
 	if len(kinds) > 0 {
-		sort.Strings(kinds)
-		f.Kind = kinds[0]
+		f.Kind = sortedKeys(kinds)[0]
 	}
-	f.Attempts, f.Ended = m["attempts"], m["ended"]
 	f.ReadyToClaimed, f.ClaimedToDone = hist["claim"].durations(), hist["work"].durations()
 	f.ReadyToDecided, f.EscalatedToDecided = hist["decide"].durations(), hist["esc"].durations()
-	f.Done, f.DoneByAgent, f.DoneByPerson, f.DoneByServer = m["outcome:done"], m["done:agent"], m["done:person"], m["done:server"]
+	f.Done, f.DoneByAgent, f.DoneByPerson, f.DoneByServer = outcomes["done"], doneBy["agent"], doneBy["person"], doneBy["server"]
 	f.TakenOver = m["taken_over"]
-	f.Rework, f.Rejected, f.Failed, f.Cancelled = m["outcome:rework"], m["outcome:rejected"], m["outcome:failed"], m["outcome:cancelled"]
+	f.Rework, f.Rejected, f.Failed, f.Cancelled = outcomes["rework"], outcomes["rejected"], outcomes["failed"], outcomes["cancelled"]
 	f.Escalated, f.Returned, f.Returns = m["escalated"], m["returned"], m["returns"]
 	f.NotAccepted, f.LeaseExpiries, f.Overdue = m["not_accepted"], m["lease_expiries"], m["overdue"]
 	return f

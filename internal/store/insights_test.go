@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/baton-run/baton/internal/insights"
 	"github.com/baton-run/baton/internal/store"
+	"github.com/baton-run/baton/internal/testing/pgtest"
 	"github.com/baton-run/baton/interpreter"
 )
 
@@ -236,6 +238,28 @@ func TestInsightsEdgesCountAsCounters(t *testing.T) {
 	if figures(edge) != figures(whole) {
 		t.Fatalf("from the rows:\n%s\nfrom the counters:\n%s", figures(edge), figures(whole))
 	}
+	// Windows that begin at 09:30, after r1's first draft, r2 and r3
+	// began: their rows counted directly (a short window in one day), a
+	// day's counters less the rows outside the window (a long window in
+	// one day), and the first day's counters less the rows before 09:30.
+	part := func(now time.Time, exactUpTo int) *insights.Report {
+		in, err := b.store.Insights(b.ctx, org, "letters", &store.InsightsOptions{Now: now, Since: now.Sub(mins(30)), ExactUpTo: exactUpTo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	for _, exactUpTo := range []int{0, -1} {
+		direct := part(mins(120), exactUpTo)
+		if direct.Runs.Started != 0 || direct.Runs.Ended != 2 || direct.Step("draft").Attempts != 1 || direct.Step("review").Attempts != 1 {
+			t.Fatalf("from 09:30: %s", figures(direct))
+		}
+		for _, now := range []time.Time{mins(13 * 60), t0.AddDate(0, 0, 3)} {
+			if got := part(now, exactUpTo); figures(got) != figures(direct) {
+				t.Fatalf("from 09:30 to %v:\n%s\ncounted directly:\n%s", now, figures(got), figures(direct))
+			}
+		}
+	}
 	if edge.Runs.Ended != 3 || edge.Step("draft").DoneByAgent != 2 || edge.Step("draft").Open.Total() != 0 {
 		t.Fatalf("after the update: %s", figures(edge))
 	}
@@ -256,5 +280,73 @@ func TestInsightsEdgesCountAsCounters(t *testing.T) {
 				t.Errorf("histogram %v / %v against exact %v / %v", *h.Median, *h.P90, *exact.Median, *exact.P90)
 			}
 		}
+	}
+}
+
+// A database whose counters migration 019's triggers kept gets them
+// rebuilt in migration 020's names, from its rows: its report is the
+// report of a database migrated before anything was written.
+func TestInsightsCountersUpgrade(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	old, err := store.Open(ctx, pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(old.Close)
+	ms, err := store.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Pool().Exec(ctx, `CREATE TABLE schema_migrations (
+    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Version > 19 {
+			break
+		}
+		if _, err := old.Pool().Exec(ctx, m.SQL); err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
+		}
+		if _, err := old.Pool().Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	upgraded := bundle{ctx: ctx, store: old}
+	insightsData(t, upgraded)
+	var oldNames int
+	if err := old.Pool().QueryRow(ctx, `SELECT count(*) FROM insights_counters WHERE name = 'attempts'`).Scan(&oldNames); err != nil || oldNames == 0 {
+		t.Fatalf("migration 019's counters: %d, %v", oldNames, err)
+	}
+	if applied, err := old.Migrate(ctx); err != nil || len(applied) != len(ms)-19 {
+		t.Fatalf("applied %v, %v", applied, err)
+	}
+	fresh := setup(t)
+	insightsData(t, fresh)
+	for _, now := range []time.Time{mins(120), t0.AddDate(0, 0, 3)} {
+		want, err := fresh.store.Insights(ctx, org, "letters", &store.InsightsOptions{Now: now, ExactUpTo: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := upgraded.store.Insights(ctx, org, "letters", &store.InsightsOptions{Now: now, ExactUpTo: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.RecordedSince = want.RecordedSince // when each applied migration 015
+		if js(got) != js(want) {
+			t.Fatalf("upgraded:\n%s\nmigrated first:\n%s", js(got), js(want))
+		}
+	}
+	var counters [2]string
+	for i, b := range []bundle{upgraded, fresh} {
+		err := b.store.Pool().QueryRow(ctx, `SELECT string_agg(org || '/' || process || '/' || day || '/' || step_id || '/' || name || '/' || shard || '=' || n, ' '
+			ORDER BY org, process, day, step_id, name, shard) FROM insights_counters WHERE n <> 0`).Scan(&counters[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if counters[0] != counters[1] {
+		t.Fatalf("counters upgraded:\n%s\nmigrated first:\n%s", counters[0], counters[1])
 	}
 }
