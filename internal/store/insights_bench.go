@@ -64,7 +64,10 @@ FROM step_attempts WHERE org = $1 AND process = $2 AND outcome IS NULL`
 
 	sqlSeedInsightsAnalyze = `ANALYZE runs; ANALYZE step_attempts; ANALYZE work`
 
-	sqlSeedInsightsAnalyzeCounters = `ANALYZE insights_counters; ANALYZE insights_run_ends`
+	// sqlSeedInsightsVacuumCounters: seeding in one transaction updated
+	// the counters once a run and left every old version of them behind,
+	// which writes spread over time would not (and autovacuum clears).
+	sqlSeedInsightsVacuumCounters = `VACUUM (ANALYZE) insights_counters, insights_run_ends`
 )
 
 // dropInsightsBench deletes what a seeding wrote ($1 org), and then the
@@ -94,7 +97,7 @@ func (s *Store) SeedInsightsBench(ctx context.Context, org, process string, ende
 		_, err = s.pool.Exec(ctx, sqlSeedInsightsAnalyze)
 	}
 	if err == nil {
-		_, err = s.pool.Exec(ctx, sqlSeedInsightsAnalyzeCounters)
+		_, err = s.pool.Exec(ctx, sqlSeedInsightsVacuumCounters)
 	}
 	if err != nil {
 		return fmt.Errorf("store: seed the insights bench: %w", err)

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,5 +96,57 @@ func TestSeedInsightsBench(t *testing.T) {
 	}
 	if in, err = b.store.Insights(b.ctx, "o_seed", "bench", &store.InsightsOptions{Now: now}); err != nil || in.Runs.Started != 0 || len(in.Steps) != 0 || len(in.Oldest) != 0 {
 		t.Fatalf("after the drop: %v %s", err, js(in))
+	}
+}
+
+// BenchmarkPublishRunAttemptsConcurrent is what writers that run at once
+// pay for sharing the insights' counters: 16 writers each claim and
+// submit the attempts of runs of their own, all of one process (every
+// write updates the same counters of its step and day) or each of a
+// process of its own (no counter shared). An op is one write:
+// go test ./internal/store -run '^$' -bench PublishRunAttemptsConcurrent -benchtime 4000x
+func BenchmarkPublishRunAttemptsConcurrent(b *testing.B) {
+	s := seededStore(b)
+	for _, shape := range []string{"one-process", "process-each"} {
+		b.Run(shape, func(b *testing.B) {
+			ctx := context.Background()
+			benchUpserts++
+			round, writer := benchUpserts, 0
+			var mu sync.Mutex
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				mu.Lock()
+				writer++
+				w := writer
+				mu.Unlock()
+				rows := make([]store.RunRow, 10)
+				for i := range rows {
+					rows[i] = run(fmt.Sprintf("r_conc_%d_%d_%d", round, w, i), 0, t0, `{}`)
+					if shape == "process-each" {
+						rows[i].Process = fmt.Sprintf("p_conc_%d", w)
+					}
+				}
+				n := 0
+				for pb.Next() {
+					r := &rows[n%len(rows)]
+					r.Seq++
+					r.UpdatedAt = r.UpdatedAt.Add(time.Second)
+					a := interpreter.Attempt{StepID: "check", Seq: 1, Kind: interpreter.KindAgent, State: interpreter.StepClaimed,
+						ReadyAt: t0, ClaimedAt: &r.UpdatedAt, Claims: 1, Rev: r.Seq}
+					attempts := []interpreter.Attempt{a}
+					if (n/len(rows))%2 == 1 {
+						ended := a
+						ended.State, ended.EndedAt, ended.Outcome, ended.EndedBy, ended.Next = "", &r.UpdatedAt, interpreter.AttemptDone, interpreter.ByAgent, "approve"
+						next := interpreter.Attempt{StepID: "approve", Seq: r.Seq + 1, Kind: interpreter.KindApprove, State: interpreter.StepWaiting, ReadyAt: r.UpdatedAt, Rev: r.Seq + 1}
+						attempts = []interpreter.Attempt{ended, next}
+					}
+					if applied, err := s.PublishRun(ctx, nil, r, nil, nil, attempts...); err != nil || !applied {
+						b.Errorf("applied %v, err %v", applied, err)
+						return
+					}
+					n++
+				}
+			})
+		})
 	}
 }
