@@ -89,12 +89,30 @@ func (r *runner) watchCarried(ctx workflow.Context) {
 	if len(carried) == 0 || workflow.GetVersion(ctx, changeWatchCarried, workflow.DefaultVersion, 1) != 1 {
 		return
 	}
+	// The watch stops once no child it carried runs, or the run is over:
+	// checked each time the machine moves on, not at every turn of the
+	// run's coroutines.
+	ctx, stop := workflow.WithCancel(ctx)
+	left := func() bool {
+		running := runningChildren(r.m.Run())
+		carried = slices.DeleteFunc(carried, func(id string) bool { return !slices.Contains(running, id) })
+		return len(carried) > 0 && !r.m.Run().State.Over()
+	}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for seq := r.m.Run().Seq; ; seq = r.m.Run().Seq {
+			if err := workflow.Await(ctx, func() bool { return r.m.Run().Seq != seq }); err != nil {
+				return
+			}
+			if !left() {
+				stop()
+				return
+			}
+		}
+	})
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		actx := workflow.WithActivityOptions(ctx, watchOptions())
 		for {
-			running := runningChildren(r.m.Run())
-			carried = slices.DeleteFunc(carried, func(id string) bool { return !slices.Contains(running, id) })
-			if len(carried) == 0 || r.m.Run().State.Over() {
+			if !left() {
 				return
 			}
 			var closed []ClosedChild
