@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/interpreter"
@@ -120,7 +122,7 @@ func (g *Gateway) getRun(ctx context.Context, c *call) (any, error) {
 	runID := c.str("runId")
 	final, err := g.store.FinalView(ctx, c.org, runID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, interpreter.ErrNoRun(runID)
+		return g.getBegun(ctx, c, runID)
 	}
 	if err != nil {
 		return nil, err
@@ -142,6 +144,40 @@ func (g *Gateway) getRun(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	return g.renderView(ctx, c, raw)
+}
+
+// getBegun answers get_run of a run the read model has no row of: a
+// child whose parent named it (its workflow started) before the child's
+// own first write is read from its workflow, or answers retry while the
+// workflow cannot answer yet; any other id is no run
+// (docs/profile-subprocess.md §6). Only an id of the form Baton gives its
+// runs is asked of Temporal.
+func (g *Gateway) getBegun(ctx context.Context, c *call, runID string) (any, error) {
+	if !runIDShaped(runID) {
+		return nil, interpreter.ErrNoRun(runID)
+	}
+	begun, err := g.runs.Begun(ctx, c.org, runID)
+	if err != nil {
+		return nil, err
+	}
+	if !begun {
+		return nil, interpreter.ErrNoRun(runID)
+	}
+	raw, err := g.runs.ViewWithoutBody(ctx, runID)
+	if err != nil {
+		return nil, interpreter.ErrRetry()
+	}
+	return g.renderView(ctx, c, raw)
+}
+
+// runIDShaped reports whether id has the form of the run ids Baton makes
+// (workflows.RunID, interpreter.ChildRunID): r_ and 20 hex digits.
+func runIDShaped(id string) bool {
+	if len(id) != 22 || !strings.HasPrefix(id, "r_") {
+		return false
+	}
+	_, err := hex.DecodeString(id[2:])
+	return err == nil
 }
 
 func (g *Gateway) listRuns(ctx context.Context, c *call) (any, error) {

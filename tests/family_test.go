@@ -63,14 +63,21 @@ func TestRunFamilyLinks(t *testing.T) {
 	c := claimStep(agent, parent, "collect")
 	suppliers := []any{map[string]any{"name": "Acme"}, map[string]any{"name": "Birch"}}
 	agent.ok("submit", map[string]any{"token": c.Token, "requestId": rid(), "summary": "Listed.", "output": map[string]any{"suppliers": suppliers}}, &v)
+	// The parent names a child once Temporal has started it.
 	var kids []string
-	for _, s := range v.Steps {
-		if s.ID == "screen_each" && s.Children != nil {
-			kids = s.Children.RunningIDs
+	for deadline := time.Now().Add(time.Minute); len(kids) != 2; {
+		for _, s := range v.Steps {
+			if s.ID == "screen_each" && s.Children != nil {
+				kids = s.Children.RunningIDs
+			}
 		}
-	}
-	if len(kids) != 2 {
-		t.Fatalf("children: %+v", v.Steps)
+		if len(kids) != 2 && time.Now().After(deadline) {
+			t.Fatalf("children: %+v", v.Steps)
+		}
+		if len(kids) != 2 {
+			time.Sleep(50 * time.Millisecond)
+			mira.ok("get_run", map[string]any{"runId": parent}, &v)
+		}
 	}
 
 	var listed struct {

@@ -146,6 +146,7 @@ func (r *runner) perform(ctx workflow.Context, needs []interpreter.Need) {
 				r.kids.starting = map[string]bool{}
 			}
 			r.kids.starting[n.Start.RunID] = true
+			r.begun.ask(n.Start.RunID)
 			r.kids.busy++
 			if r.batching(ctx) {
 				starts = append(starts, n)

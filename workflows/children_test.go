@@ -222,6 +222,16 @@ func (h *harness) closedView(t *testing.T, runID string, core bool) *interpreter
 	}
 }
 
+// started waits until n children of the parent's screen_each step run:
+// its view names a child once Temporal has started it.
+func (h *harness) started(t *testing.T, parent string, n int) *interpreter.View {
+	t.Helper()
+	return h.until(t, parent, fmt.Sprintf("%d children running", n), func(v *interpreter.View) bool {
+		c := stepView(v, "screen_each").Children
+		return c != nil && c.Running >= n
+	})
+}
+
 func stepView(v *interpreter.View, id string) interpreter.StepView {
 	for _, s := range v.Steps {
 		if s.ID == id {
@@ -283,7 +293,7 @@ func TestChildrenAreChildWorkflows(t *testing.T) {
 	f := publishFamily(t, h, rfpSrc)
 	parent := f.start(t, interpreter.ModeTest)
 	h.submitSuppliers(t, parent, "Acme", "Birch", "Cobalt")
-	v := h.viewOf(t, parent, false)
+	v := h.started(t, parent, 2)
 	kids := stepView(v, "screen_each").Children
 	if stepState(v, "screen_each") != "waiting" || kids == nil || kids.Total != 3 || kids.Running != 2 || len(kids.RunningIDs) != 2 {
 		t.Fatalf("screen_each %s, children %+v", stepState(v, "screen_each"), kids)
@@ -415,7 +425,7 @@ func TestCancellingParentsAndChildren(t *testing.T) {
 
 	parent := f.start(t, interpreter.ModeLive)
 	h.submitSuppliers(t, parent, "Acme", "Birch", "Cobalt")
-	kids := stepView(h.viewOf(t, parent, false), "screen_each").Children.RunningIDs
+	kids := stepView(h.started(t, parent, 2), "screen_each").Children.RunningIDs
 	for _, id := range kids {
 		h.until(t, id, "the child's start", func(*interpreter.View) bool { return true })
 	}
@@ -429,7 +439,7 @@ func TestCancellingParentsAndChildren(t *testing.T) {
 
 	parent = f.start(t, interpreter.ModeLive)
 	h.submitSuppliers(t, parent, "Acme")
-	kid := stepView(h.viewOf(t, parent, false), "screen_each").Children.RunningIDs[0]
+	kid := stepView(h.started(t, parent, 1), "screen_each").Children.RunningIDs[0]
 	h.until(t, kid, "the child's start", func(*interpreter.View) bool { return true })
 	if err := h.c.CancelWorkflow(ctxFor(t), parent, ""); err != nil {
 		t.Fatal(err)
@@ -441,7 +451,7 @@ func TestCancellingParentsAndChildren(t *testing.T) {
 
 	parent = f.start(t, interpreter.ModeLive)
 	h.submitSuppliers(t, parent, "Acme")
-	kid = stepView(h.viewOf(t, parent, false), "screen_each").Children.RunningIDs[0]
+	kid = stepView(h.started(t, parent, 1), "screen_each").Children.RunningIDs[0]
 	h.until(t, kid, "the child's start", func(*interpreter.View) bool { return true })
 	h.write(t, kid, interpreter.Cancel{Actor: operator, Reason: "Duplicate supplier."})
 	v = h.closedView(t, parent, false)

@@ -86,6 +86,8 @@ type runner struct {
 	notify notifier
 	// kids are the starts and cancellations of child runs in flight.
 	kids kids
+	// begun are the children the run's views may name (named.go).
+	begun begun
 }
 
 // ProcessRun runs one run of a pinned process until it ends.
@@ -101,6 +103,7 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 		}
 		r.m, r.recent, r.seen = m, in.Continued.Recent, decodeSeen(in.Continued.Seen)
 		r.keptAll = in.Continued.SeenAll
+		r.begun.carry(runningChildren(m.Run()))
 		r.notify.queued = in.Continued.Notices
 	} else {
 		m, err := interpreter.StartRun(in.Start, now)
@@ -130,7 +133,7 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 	if in.Continued == nil && in.RequestID != "" {
 		// The start's answer is the first view; it is recorded with the
 		// first read-model write, and the start update returns it.
-		b, err := encodeAnswer(r.m.View(now), in.OmitBody)
+		b, err := encodeAnswer(r.named(r.m.View(now)), in.OmitBody)
 		if err != nil {
 			return nil, err
 		}
@@ -206,7 +209,7 @@ func ProcessRun(ctx workflow.Context, in Input) (*Outcome, error) {
 // register installs the query, update and signal handlers.
 func (r *runner) register(ctx workflow.Context) error {
 	err := workflow.SetQueryHandler(ctx, QueryView, func(q ViewRequest) (json.RawMessage, error) {
-		return encodeAnswer(r.m.View(workflow.Now(ctx)), q.OmitBody)
+		return encodeAnswer(r.named(r.m.View(workflow.Now(ctx))), q.OmitBody)
 	})
 	if err != nil {
 		return err
@@ -239,7 +242,7 @@ func (r *runner) register(ctx workflow.Context) error {
 		if info := workflow.GetCurrentUpdateInfo(ctx); info != nil && info.ID == r.in.RequestID && q.Digest == r.startAnswer.Digest {
 			return r.answer(ctx, q.Digest, r.startAnswer.Value, false)
 		}
-		return r.answer(ctx, q.Digest, r.m.View(workflow.Now(ctx)), r.in.OmitBody)
+		return r.answer(ctx, q.Digest, r.named(r.m.View(workflow.Now(ctx))), r.in.OmitBody)
 	}, workflow.UpdateHandlerOptions{})
 	if err != nil {
 		return err

@@ -104,7 +104,7 @@ func (r *runner) apply(ctx workflow.Context, q Write) (Result, error) {
 		return Result{}, recordedRefusal(err)
 	}
 	r.dirty = true
-	b, err := encodeAnswer(res, q.OmitBody)
+	b, err := encodeAnswer(r.namedAnswer(res), q.OmitBody)
 	if err != nil {
 		return Result{}, err
 	}
