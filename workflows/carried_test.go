@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/baton-run/baton/interpreter"
@@ -19,22 +20,7 @@ import (
 // the others have ended, fails with a note naming it, as the run that
 // started the child would have.
 func TestTerminatedCarriedChildIsSeen(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs the embedded Temporal server and PostgreSQL")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	srv, err := temporaldev.Start(ctx, &temporaldev.Options{SearchAttributes: workflows.SearchAttributes, SuggestContinueAsNew: 80})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	c, err := srv.NewClient(ctx, client.Options{Identity: identity, DataConverter: workflows.DataConverter})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	h := setupOn(t, c, nil)
+	h := setupContinuing(t)
 	f := publishFamily(t, h, rfpSrc)
 	parent := f.start(t, interpreter.ModeLive)
 	firstRun := h.currentRun(t, parent)
@@ -119,6 +105,98 @@ func TestTerminatedCarriedChildIsSeen(t *testing.T) {
 		t.Fatalf("parent of a terminated carried child: %+v, note %q", v.Run, *v.Run.Ended.Note)
 	}
 	h.saveRun(t, parent, now, "rfp-children-watch-carried")
+}
+
+// setupContinuing is setup on a Temporal server of its own that suggests
+// continue-as-new after 80 events, so that a fan-out continues as new
+// while children run.
+func setupContinuing(t *testing.T) *harness {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs the embedded Temporal server and PostgreSQL")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, err := temporaldev.Start(ctx, &temporaldev.Options{SearchAttributes: workflows.SearchAttributes, SuggestContinueAsNew: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	c, err := srv.NewClient(ctx, client.Options{Identity: identity, DataConverter: workflows.DataConverter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return setupOn(t, c, nil)
+}
+
+// The watch of carried children stops once none of them runs: after the
+// join, the parent, still running at its next step, has no activity
+// pending but cancelled, where a watch left running would poll for up to
+// an hour. (The activity learns of its cancellation at a heartbeat, which
+// the SDK may hold back for most of its heartbeat timeout.)
+func TestCarriedWatchStopsWhenTheChildrenEnd(t *testing.T) {
+	h := setupContinuing(t)
+	f := publishFamily(t, h, rfpSrc)
+	parent := f.start(t, interpreter.ModeLive)
+	firstRun := h.currentRun(t, parent)
+	names := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	h.submitSuppliers(t, parent, names...)
+	screened := map[string]bool{}
+	for len(screened) < len(names) {
+		v := h.until(t, parent, "a child to screen", func(v *interpreter.View) bool {
+			for _, id := range running(v) {
+				if !screened[id] {
+					return true
+				}
+			}
+			return false
+		})
+		for _, id := range running(v) {
+			if !screened[id] {
+				screened[id] = true
+				h.screen(t, id)
+				break
+			}
+		}
+	}
+	h.until(t, parent, "the join", func(v *interpreter.View) bool { return stepState(v, "compare") == "ready" })
+	watched := false
+	for id := firstRun; id != ""; {
+		hist := h.history(t, parent, id)
+		id = ""
+		for _, ev := range hist.Events {
+			if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == workflows.ActivityWatchChildren {
+				watched = true
+			}
+			if a := ev.GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
+				id = a.GetNewExecutionRunId()
+			}
+		}
+	}
+	if !watched {
+		t.Fatal("no run of the parent watched carried children: it never continued as new while children ran")
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		d, err := h.c.DescribeWorkflowExecution(ctxFor(t), parent, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		live := 0
+		for _, a := range d.GetPendingActivities() {
+			if a.GetState() != enumspb.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED {
+				live++
+			}
+		}
+		if live == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the parent at its next step still has %d activities pending: %v", live, d.GetPendingActivities()[0].GetActivityType().GetName())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // currentRun is the run id of a workflow's latest run.
