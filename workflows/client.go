@@ -104,17 +104,109 @@ func (c *Client) StartRun(ctx context.Context, in Input) (json.RawMessage, error
 		StaticDetails:            staticDetails(in),
 		TypedSearchAttributes:    startAttributes(in, m.Run().State),
 	}, WorkflowName, in)
-	h, err := c.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+	return c.start(ctx, in.RunID, in.Digest, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
 		UpdateOptions: client.UpdateWorkflowOptions{
 			UpdateID: in.RequestID, UpdateName: UpdateStart, WaitForStage: client.WorkflowUpdateStageCompleted,
 			Args: []any{StartRequest{Digest: in.Digest}},
 		},
 	})
-	if err != nil {
-		return nil, noRun(err)
+}
+
+// startLook is how long a start waits for its answer before it first
+// looks whether its run's workflow closed without it (see start); each
+// look waits twice as long as the one before for the next, up to
+// startLookMax.
+const (
+	startLook    = time.Second
+	startLookMax = 8 * time.Second
+)
+
+// start sends a run's start update with its workflow's start and returns
+// the update's answer.
+//
+// Temporal keeps an update in memory only, until a workflow task accepts
+// it, so a start's update can be lost while its workflow starts (a try of
+// the update-with-start cut once it created the workflow, the workflow's
+// state dropped from the history service's cache) and the run goes on
+// without it. A run whose workflow closed then accepts it no more: the
+// SDK's retries of the try hear "Workflow was not started: StartDeduped"
+// (Unavailable, no type of its own) until ctx runs out, and a later start
+// of the same requestId hears WorkflowExecutionAlreadyStarted. The answer
+// is the one the run keeps for its start, asked of the closed workflow
+// (QueryStart, which a worker answers by replaying it): the view its
+// start update answers, byte for byte, which the run recorded in the read
+// model too. So a start that waits looks now and then whether the
+// workflow closed, and a start told the workflow exists asks it at once.
+// A run that cannot tell (a worker from before QueryStart, none at all, a
+// run that continued as new) is ErrNoRun, and the caller's records tell.
+func (c *Client) start(ctx context.Context, runID, digest string, o client.UpdateWithStartWorkflowOptions) (json.RawMessage, error) {
+	uctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		value json.RawMessage
+		err   error
 	}
-	return c.result(ctx, h, in.Digest)
+	done := make(chan answer, 1)
+	go func() {
+		h, err := c.c.UpdateWithStartWorkflow(uctx, o)
+		if err != nil {
+			done <- answer{err: noRun(err)}
+			return
+		}
+		v, err := c.result(uctx, h, digest)
+		done <- answer{v, err}
+	}()
+	wait := startLook
+	look := time.NewTimer(wait)
+	defer look.Stop()
+	for {
+		select {
+		case a := <-done:
+			var started *serviceerror.WorkflowExecutionAlreadyStarted
+			if errors.As(a.err, &started) {
+				return c.keptStart(ctx, runID, digest, a.err)
+			}
+			return a.value, a.err
+		case <-look.C:
+			if !c.closed(ctx, runID) {
+				wait = min(2*wait, startLookMax)
+				look.Reset(wait)
+				continue
+			}
+			cancel()
+			if a := <-done; a.err == nil {
+				// It answered as it was stopped.
+				return a.value, nil
+			}
+			return c.keptStart(ctx, runID, digest, fmt.Errorf("%w: workflow %s closed without its start's update", ErrNoRun, runID))
+		}
+	}
+}
+
+// closed says whether the run's workflow closed; false when it could not
+// be told.
+func (c *Client) closed(ctx context.Context, runID string) bool {
+	d, err := c.c.DescribeWorkflowExecution(ctx, runID, "")
+	return err == nil && d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+}
+
+// keptStart answers a start from the answer its run keeps (QueryStart),
+// checked against the start's digest as result checks an update's; err
+// when the run cannot tell.
+func (c *Client) keptStart(ctx context.Context, runID, digest string, err error) (json.RawMessage, error) {
+	q, qerr := c.c.QueryWorkflow(ctx, runID, "", QueryStart)
+	var s StartAnswer
+	if qerr == nil {
+		qerr = q.Get(&s)
+	}
+	switch {
+	case qerr != nil || (s.Result == nil && !s.Reused):
+		return nil, err
+	case s.Reused || s.Result.Digest != digest:
+		return nil, interpreter.ErrRequestIDReused()
+	}
+	return s.Result.Value, nil
 }
 
 // Write sends w to its run as the update that carries its command, with

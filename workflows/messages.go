@@ -71,6 +71,17 @@ type Result struct {
 	Value  json.RawMessage `json:"value"`
 }
 
+// StartAnswer is what a run says of its start (QueryStart).
+type StartAnswer struct {
+	// Result is the start update's answer, which the run records with its
+	// first read-model write; nil when the run keeps none (it continued
+	// from another run, or was started without a request).
+	Result *Result `json:"result,omitempty"`
+	// Reused is set when the start's requestId was another call's: the
+	// run discarded itself, and its start answers request_id_reused.
+	Reused bool `json:"reused,omitempty"`
+}
+
 // Answered is a write's answer as the run records it beside its read
 // model: the gateway replays a requestId from it once Temporal no longer
 // can (the run closed or continued as new since).

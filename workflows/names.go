@@ -40,6 +40,10 @@ const (
 	// for a request the gateway finds answered in its record once the
 	// run's workflow has closed.
 	QueryKept = "kept"
+	// QueryStart returns the answer the run keeps for its start
+	// (StartAnswer), for a start whose update the run's workflow closed
+	// without (Client.StartRun).
+	QueryStart = "start_answer"
 
 	// Activities the workflow runs, by name.
 	ActivityPublishRun    = "PublishRun"

@@ -229,6 +229,18 @@ func (r *runner) register(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
+	err = workflow.SetQueryHandler(ctx, QueryStart, func() (StartAnswer, error) {
+		switch {
+		case r.reused:
+			return StartAnswer{Reused: true}, nil
+		case r.startAnswer.Value == nil:
+			return StartAnswer{}, nil
+		}
+		return StartAnswer{Result: &r.startAnswer}, nil
+	})
+	if err != nil {
+		return err
+	}
 	err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateStart, func(ctx workflow.Context, q StartRequest) (Result, error) {
 		if err := workflow.Await(ctx, func() bool { return r.started }); err != nil {
 			return Result{}, err
