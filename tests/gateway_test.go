@@ -8,14 +8,20 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gowebpki/jcs"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/baton-run/baton/gateway/auth"
 	"github.com/baton-run/baton/internal/store"
@@ -479,6 +485,52 @@ func TestStartRunReplayAfterNewVersion(t *testing.T) {
 	}
 	args["requestId"] = rid()
 	mira.refused("start_run", args, interpreter.CodeInvalid, "inputs.country: missing")
+}
+
+// A start_run whose update Temporal lost after it started the run's
+// workflow (it keeps an update in memory until a workflow task accepts
+// it), the run ending without it, answers the start's view at once, not
+// retry once the call wait runs out; and so does its replay.
+func TestStartRunWhoseUpdateWasLost(t *testing.T) {
+	const src = "---\nname: ends-at-once\ndescription: Ends where it starts.\nsteps:\n  - id: done\n    finish: done\n---\nBody.\n"
+	// The first try of the first update-with-start starts the workflow
+	// alone, with the very start request, waits for the run to end, and
+	// fails as a try cut on its way back would: the SDK sends it again.
+	var b *baton
+	var cut atomic.Bool
+	lose := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		multi, ok := req.(*workflowservice.ExecuteMultiOperationRequest)
+		if !ok || method != workflowservice.WorkflowService_ExecuteMultiOperation_FullMethodName || !cut.CompareAndSwap(false, true) {
+			return invoker(ctx, method, req, reply, cc, opts...)
+		}
+		startReq := multi.GetOperations()[0].GetStartWorkflow()
+		if _, err := b.temporal.WorkflowService().StartWorkflowExecution(ctx, startReq); err != nil {
+			return err
+		}
+		if err := b.temporal.GetWorkflow(ctx, startReq.GetWorkflowId(), "").Get(ctx, nil); err != nil {
+			return err
+		}
+		return status.Error(codes.Unavailable, "the try was cut")
+	}
+	b = start(t, options{dial: []grpc.DialOption{grpc.WithChainUnaryInterceptor(lose)}})
+	b.publish(src)
+	mira := b.connect(personID("mira@example.com"))
+	args := map[string]any{"process": "ends-at-once", "requestId": rid(), "inputs": map[string]any{}}
+	var first, again interpreter.View
+	begin := time.Now()
+	mira.ok("start_run", args, &first)
+	if took := time.Since(begin); took > 10*time.Second || !cut.Load() {
+		t.Fatalf("start_run answered after %v; its first try cut: %v", took, cut.Load())
+	}
+	if first.Run.State != "ended" || first.Body != "Body.\n" {
+		t.Fatalf("start_run answered a run %s with body %q", first.Run.State, first.Body)
+	}
+	mira.ok("start_run", args, &again)
+	if !reflect.DeepEqual(again, first) {
+		t.Fatalf("replay answered %+v, first %+v", again, first)
+	}
+	args["mode"] = "test"
+	mira.refused("start_run", args, interpreter.CodeConflict, interpreter.IssueRequestIDReused)
 }
 
 // Answers are recorded as the run gave them, before anything is added on

@@ -24,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	santhosh "github.com/santhosh-tekuri/jsonschema/v6"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc"
 
 	"github.com/baton-run/baton/activities/downstream"
 	"github.com/baton-run/baton/activities/evaluator"
@@ -123,6 +124,10 @@ type options struct {
 	logger *slog.Logger
 	// subprocess offers baton-subprocess-1.
 	subprocess bool
+	// dial, when set, is added to the dial options of the Temporal client
+	// the worker and the gateway share: an interceptor there sees every
+	// try of every call.
+	dial []grpc.DialOption
 }
 
 func start(t testing.TB, o options) *baton {
@@ -137,7 +142,7 @@ func start(t testing.TB, o options) *baton {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	copts := client.Options{DataConverter: workflows.DataConverter}
+	copts := client.Options{DataConverter: workflows.DataConverter, ConnectionOptions: client.ConnectionOptions{DialOptions: o.dial}}
 	if err := telemetry.Temporal(&copts, o.metrics, o.tracing); err != nil {
 		t.Fatal(err)
 	}
