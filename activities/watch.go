@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
+	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )
 
@@ -26,9 +29,15 @@ const watchEvery = 30 * time.Second
 // visibility query for the parent's abnormally closed children, whatever
 // their number (ParentWorkflowId and ExecutionStatus, which Temporal's SQL
 // and Elasticsearch visibility stores both answer).
+//
+// Asked for Ends, it waits instead until some of the children closed,
+// whether they ended their run or not (watchEnds).
 func (a *Activities) WatchChildren(ctx context.Context, q workflows.WatchChildrenRequest) ([]workflows.ClosedChild, error) {
 	if a.temporal == nil {
 		return nil, errors.New("activities: watching children needs a Temporal client")
+	}
+	if q.Ends {
+		return a.watchEnds(ctx, q)
 	}
 	until := time.Now().Add(q.For)
 	wait := time.Second
@@ -84,4 +93,140 @@ func statusWord(s enums.WorkflowExecutionStatus) string {
 		return "timed out"
 	}
 	return strings.ToLower(s.String())
+}
+
+// Waiting for the children's ends: at most endPolls of them are waited on
+// at once, each for endPoll before it goes back behind the others, so
+// that every child is looked at in turn however many there are; the ends
+// that come within endMoment of the first are returned with it.
+const (
+	endPolls  = 64
+	endPoll   = 20 * time.Second
+	endMoment = 200 * time.Millisecond
+	// endRetry is the pause before a child whose look failed is looked at
+	// again.
+	endRetry = time.Second
+	// endBeat is how often the activity heartbeats.
+	endBeat = 10 * time.Second
+)
+
+// watchEnds waits until some of q's children closed and returns them: a
+// child's look is a long poll for its workflow's result, which Temporal
+// answers as the workflow closes (following its continue-as-new). It
+// returns nothing after q.For.
+func (a *Activities) watchEnds(ctx context.Context, q workflows.WatchChildrenRequest) ([]workflows.ClosedChild, error) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	queue := make(chan string, len(q.Children))
+	for _, id := range q.Children {
+		queue <- id
+	}
+	found := make(chan workflows.ClosedChild, len(q.Children))
+	var wg sync.WaitGroup
+	for range min(endPolls, len(q.Children)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				var id string
+				select {
+				case <-ctx.Done():
+					return
+				case id = <-queue:
+				}
+				c, closed, err := a.childEnd(ctx, id)
+				switch {
+				case closed:
+					found <- c
+					continue
+				case ctx.Err() != nil:
+					return
+				case err != nil:
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(endRetry):
+					}
+				}
+				queue <- id
+			}
+		}()
+	}
+	beat := time.NewTicker(endBeat)
+	defer beat.Stop()
+	until := time.NewTimer(q.For)
+	defer until.Stop()
+	var moment <-chan time.Time
+	var out []workflows.ClosedChild
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return nil, ctx.Err()
+		case <-beat.C:
+			activity.RecordHeartbeat(ctx)
+		case <-until.C:
+			break wait
+		case <-moment:
+			break wait
+		case c := <-found:
+			out = append(out, c)
+			if moment == nil {
+				moment = time.After(endMoment)
+			}
+		}
+	}
+	stop()
+	wg.Wait()
+	for len(found) > 0 {
+		out = append(out, <-found)
+	}
+	order := map[string]int{}
+	for i, id := range q.Children {
+		order[id] = i
+	}
+	slices.SortFunc(out, func(x, y workflows.ClosedChild) int { return order[x.RunID] - order[y.RunID] })
+	return out, nil
+}
+
+// childEnd waits up to endPoll for a child's workflow to close and says
+// how: closed is false when it still runs, or when the look failed (err).
+func (a *Activities) childEnd(ctx context.Context, id string) (c workflows.ClosedChild, closed bool, err error) {
+	pctx, cancel := context.WithTimeout(ctx, endPoll)
+	defer cancel()
+	var out workflows.Outcome
+	err = a.temporal.GetWorkflow(pctx, id, "").Get(pctx, &out)
+	c = workflows.ClosedChild{RunID: id}
+	var (
+		cancelled  *temporal.CanceledError
+		terminated *temporal.TerminatedError
+		timedOut   *temporal.TimeoutError
+		failed     *temporal.WorkflowExecutionError
+	)
+	switch {
+	case err == nil:
+		c.Ended, c.Status, c.Outcome = true, "completed", out.Outcome
+		if out.Ended != nil {
+			c.Note = out.Ended.Note
+		}
+	case errors.As(err, &cancelled):
+		c.Ended, c.Status, c.Outcome = true, "canceled", interpreter.OutcomeCancelled
+		var ended interpreter.Ended
+		if cancelled.HasDetails() && cancelled.Details(&ended) == nil {
+			c.Note = ended.Note
+		}
+	case errors.As(err, &terminated):
+		c.Status = "terminated"
+	case errors.As(err, &timedOut):
+		c.Status = "timed out"
+	case errors.As(err, &failed):
+		c.Status = "failed"
+	case pctx.Err() != nil && ctx.Err() == nil:
+		// Still running after endPoll.
+		return c, false, nil
+	default:
+		return c, false, err
+	}
+	return c, true, nil
 }

@@ -70,7 +70,7 @@ func (r *rfp) collect(suppliers ...map[string]any) {
 }
 
 // until reads a run until ok says so, for up to two minutes: a child's end
-// reaches its parent as a signal, after the write that ended the child.
+// reaches its parent as its workflow closes, after the write that ended it.
 func (r *rfp) until(runID, what string, ok func(view) bool) view {
 	r.t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)

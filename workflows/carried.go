@@ -11,41 +11,52 @@ import (
 )
 
 // This file watches the children a run carried across continue-as-new.
-// A child that ends its run says so by signal (SignalChildEnded), which
-// reaches whichever run its parent is then. A child whose workflow closes
-// without ending its run (terminated by an operator, or failed by a bug)
-// never signals; the run that started it learns of it from the child's
-// future (watchChildren), but a future does not survive continue-as-new,
-// and Temporal tells only the run that started the child. So a run that
+// The run that started a child learns of its end from the child's future
+// (watchChildren), but a future does not survive continue-as-new, and
+// Temporal tells only the run that started the child. So a run that
 // continued as new while children ran asks Temporal about them, by the
-// WatchChildren activity, until none it carried is running.
+// WatchChildren activity, until none it carried is running. A child
+// started before changeChildEndsByResult also says its end by signal
+// (SignalChildEnded), which reaches whichever run its parent is then; the
+// watch then finds an end the machine has, or will refuse as told twice.
 
-// ActivityWatchChildren waits until one of a run's children closed without
-// ending its run.
+// ActivityWatchChildren waits until some of a run's children ended or
+// closed without ending their run.
 const ActivityWatchChildren = "WatchChildren"
 
 // changeWatchCarried versions the watch of carried children: version 1
-// runs WatchChildren in a run that continued as new while children ran.
-// It is asked only in such a run, so other runs record no marker. Runs
-// recorded before wait for a carried child's signal alone.
+// runs WatchChildren in a run that continued as new while children ran,
+// for the children whose workflow closed without ending their run;
+// version 2 also asks it for the children that ended their run, with
+// their end (WatchChildrenRequest.Ends), since children that end by
+// result (changeChildEndsByResult) say it by no signal. It is asked only
+// in such a run, so other runs record no marker. Runs recorded before
+// wait for a carried child's signal alone.
 const changeWatchCarried = "watch-carried-children"
 
 // WatchChildrenRequest is WatchChildren's argument: the parent's workflow
 // id and the children it waits for. For is how long the activity watches
 // before it returns with nothing, so that the parent's history gains
-// three events an hour at most, not one a poll.
+// three events an hour at most, not one a poll. Ends asks for the
+// children that ended their run too.
 type WatchChildrenRequest struct {
 	Parent   string        `json:"parent"`
 	Children []string      `json:"children"`
 	For      time.Duration `json:"for"`
+	Ends     bool          `json:"ends,omitempty"`
 }
 
-// ClosedChild is a child whose workflow closed without ending its run, as
-// WatchChildren found it: its run id and the workflow's status
-// ("terminated", "failed", "timed out").
+// ClosedChild is a child whose workflow closed, as WatchChildren found
+// it: its run id and the workflow's status ("terminated", "failed",
+// "timed out" for one that closed without ending its run). Ended says it
+// ended its run, with Outcome (cancelled for a cancelled run) and its
+// ended.note; WatchChildren reports such children when asked for Ends.
 type ClosedChild struct {
-	RunID  string `json:"runId"`
-	Status string `json:"status"`
+	RunID   string  `json:"runId"`
+	Status  string  `json:"status"`
+	Ended   bool    `json:"ended,omitempty"`
+	Outcome string  `json:"outcome,omitempty"`
+	Note    *string `json:"note,omitempty"`
 }
 
 // watchFor is WatchRequest.For.
@@ -86,7 +97,11 @@ func (r *runner) watchCarried(ctx workflow.Context) {
 		return
 	}
 	carried := runningChildren(r.m.Run())
-	if len(carried) == 0 || workflow.GetVersion(ctx, changeWatchCarried, workflow.DefaultVersion, 1) != 1 {
+	if len(carried) == 0 {
+		return
+	}
+	v := workflow.GetVersion(ctx, changeWatchCarried, workflow.DefaultVersion, 2)
+	if v == workflow.DefaultVersion {
 		return
 	}
 	// The watch stops once no child it carried runs, or the run is over:
@@ -116,7 +131,8 @@ func (r *runner) watchCarried(ctx workflow.Context) {
 				return
 			}
 			var closed []ClosedChild
-			err := workflow.ExecuteActivity(actx, ActivityWatchChildren, WatchChildrenRequest{Parent: r.in.RunID, Children: carried, For: watchFor}).Get(actx, &closed)
+			q := WatchChildrenRequest{Parent: r.in.RunID, Children: carried, For: watchFor, Ends: v >= 2}
+			err := workflow.ExecuteActivity(actx, ActivityWatchChildren, q).Get(actx, &closed)
 			if err != nil {
 				if ctx.Err() != nil {
 					return
@@ -129,6 +145,10 @@ func (r *runner) watchCarried(ctx workflow.Context) {
 			}
 			var cmds []interpreter.Command
 			for _, c := range closed {
+				if c.Ended {
+					cmds = append(cmds, interpreter.ChildEnded{RunID: c.RunID, Outcome: c.Outcome, Note: c.Note})
+					continue
+				}
 				note := "its workflow closed without ending the run: " + c.Status
 				cmds = append(cmds, interpreter.ChildEnded{RunID: c.RunID, Outcome: interpreter.DecisionFailed, Note: &note})
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -16,13 +17,16 @@ import (
 // This file runs a process step's children (baton-subprocess-1) as
 // Temporal child workflows of the run, one ProcessRun each. The machine
 // asks for them (interpreter.ChildNeeded) and for their cancellation
-// (interpreter.ChildCancelNeeded); the run only does it. A child tells its
-// parent that it ended by signal (SignalChildEnded) as it closes: the
-// signal goes to the parent's workflow id, so it reaches the parent's
-// current run after a continue-as-new, where an SDK child future would
-// not. Children are abandoned when their parent's run closes, so that a
-// continue-as-new keeps them; the machine cancels the ones it no longer
-// waits for, with its reason.
+// (interpreter.ChildCancelNeeded); the run only does it. A child's end
+// comes back to its parent as the result of its workflow: the run that
+// started it reads it from the child's future (watchChildren), and a run
+// that continued as new meanwhile, where that future is gone, from
+// Temporal (watchCarried). Children started before changeChildEndsByResult
+// also tell their parent by signal (SignalChildEnded), which reaches the
+// parent's workflow id whatever run it is then; an end told twice is
+// refused the second time, and changes nothing. Children are abandoned
+// when their parent's run closes, so that a continue-as-new keeps them;
+// the machine cancels the ones it no longer waits for, with its reason.
 
 // ChildEnd is the payload of SignalChildEnded: the child run, the outcome
 // it ended with (cancelled for a cancelled run) and its ended.note.
@@ -82,6 +86,39 @@ const changeFanoutBatch = "fanout-batch"
 // which each start reads its initiation back from.
 const startWindow = 16
 
+// changeChildEndsByResult versions how a run learns of its children's
+// ends: version 1 starts children that end by result (Input.EndsByResult)
+// and reads each one's end from its workflow's result, the ends found
+// together applied in one write. Runs recorded before start children
+// that signal their end (SignalChildEnded) and read only the closing of
+// a workflow that did not end its run from its result.
+//
+// Temporal records a child's start, its end signal and its completion in
+// the parent's history, each under the parent's workflow lock and each
+// waking the parent for a workflow task: the signal said again what the
+// completion says, and a thousand children's ends were a thousand more
+// of each. The version is asked as the run starts its first child.
+const changeChildEndsByResult = "child-ends-by-result"
+
+// endsByResult reports whether this run's children end by result: version
+// 1 of changeChildEndsByResult, asked the first time a start needs it.
+func (r *runner) endsByResult(ctx workflow.Context) bool {
+	if !r.kids.endsAsked {
+		r.kids.endsAsked = true
+		newest := workflow.Version(1)
+		if signalEnds.Load() {
+			newest = workflow.DefaultVersion
+		}
+		r.kids.endsByResult = workflow.GetVersion(ctx, changeChildEndsByResult, workflow.DefaultVersion, newest) == 1
+	}
+	return r.kids.endsByResult
+}
+
+// signalEnds has the runs that start children from now on start them as
+// the runs recorded before changeChildEndsByResult did: the tests of
+// parents that carry such children set it.
+var signalEnds atomic.Bool
+
 // fanoutVersion is this run's version of changeFanoutBatch, asked the
 // first time a signal or a child start needs to know.
 func (r *runner) fanoutVersion(ctx workflow.Context) workflow.Version {
@@ -116,12 +153,20 @@ type kids struct {
 	// waits for, in start order; watching is set once it runs.
 	closing  []startedChild
 	watching bool
+	// endsAsked says endsByResult is changeChildEndsByResult's version,
+	// asked.
+	endsAsked    bool
+	endsByResult bool
+	// ending counts the ends watchChildren took and has not yet applied.
+	ending int
 }
 
-// startedChild is a child whose workflow Temporal started.
+// startedChild is a child whose workflow Temporal started. byResult says
+// it ends by result (Input.EndsByResult).
 type startedChild struct {
-	runID string
-	f     workflow.ChildWorkflowFuture
+	runID    string
+	f        workflow.ChildWorkflowFuture
+	byResult bool
 }
 
 // started counts a child's start as no longer in flight.
@@ -130,9 +175,14 @@ func (k *kids) started(runID string) {
 	k.busy--
 }
 
-// idle reports whether no start or cancellation of a child is in flight:
-// the run may continue as new or close.
-func (k *kids) idle() bool { return k.busy == 0 }
+// idle reports whether no start or cancellation of a child is in flight,
+// and no end of a child that ends by result is left to apply: the run may
+// continue as new or close. (Its next run would learn of such an end from
+// the watch of carried children, later; and a run that only signals
+// its children's ends has none.)
+func (k *kids) idle() bool {
+	return k.busy == 0 && k.ending == 0 && !slices.ContainsFunc(k.closing, func(c startedChild) bool { return c.byResult && c.f.IsReady() })
+}
 
 // perform does the asynchronous needs the machine made: each start and
 // each cancellation goes on in a coroutine of its own, so that many
@@ -277,7 +327,7 @@ func (r *runner) startChildren(ctx workflow.Context, needs []*interpreter.ChildN
 
 // watch has watchChildren wait for a started child's closing.
 func (r *runner) watch(ctx workflow.Context, runID string, f workflow.ChildWorkflowFuture) {
-	r.kids.closing = append(r.kids.closing, startedChild{runID: runID, f: f})
+	r.kids.closing = append(r.kids.closing, startedChild{runID: runID, f: f, byResult: r.kids.endsByResult})
 	if !r.kids.watching {
 		r.kids.watching = true
 		workflow.Go(ctx, r.watchChildren)
@@ -285,8 +335,9 @@ func (r *runner) watch(ctx workflow.Context, runID string, f workflow.ChildWorkf
 }
 
 // watchChildren waits, in one coroutine, for the workflows of the started
-// children to close, and tells the machine of those that closed without
-// ending their run (closed).
+// children to close, and tells the machine of those that ended by result,
+// in one write for those that closed together, and of those that closed
+// without ending their run (closed).
 func (r *runner) watchChildren(ctx workflow.Context) {
 	ready := func(c startedChild) bool { return c.f.IsReady() }
 	for {
@@ -301,15 +352,50 @@ func (r *runner) watchChildren(ctx workflow.Context) {
 			}
 			return false
 		})
+		var ends []interpreter.Command
 		for _, c := range closed {
+			if c.byResult {
+				ends = append(ends, resultEnd(ctx, c.runID, c.f))
+				r.kids.ending++
+				continue
+			}
 			r.closed(ctx, c.runID, c.f.Get(ctx, nil))
 		}
+		r.applySignals(ctx, ends)
+		r.kids.ending -= len(ends)
 	}
 }
 
+// resultEnd is the end a child that ends by result told by its closed
+// workflow: its outcome and ended.note, outcome cancelled for a
+// cancelled run (its workflow closed cancelled, with the run's ended as
+// details), or failed for a workflow that closed without ending its run.
+func resultEnd(ctx workflow.Context, runID string, f workflow.Future) interpreter.ChildEnded {
+	var out Outcome
+	err := f.Get(ctx, &out)
+	var cancelled *temporal.CanceledError
+	switch {
+	case err == nil:
+		end := interpreter.ChildEnded{RunID: runID, Outcome: out.Outcome}
+		if out.Ended != nil {
+			end.Note = out.Ended.Note
+		}
+		return end
+	case errors.As(err, &cancelled):
+		end := interpreter.ChildEnded{RunID: runID, Outcome: interpreter.OutcomeCancelled}
+		var ended interpreter.Ended
+		if cancelled.HasDetails() && cancelled.Details(&ended) == nil {
+			end.Note = ended.Note
+		}
+		return end
+	}
+	note := "its workflow closed without ending the run: " + err.Error()
+	return interpreter.ChildEnded{RunID: runID, Outcome: interpreter.DecisionFailed, Note: &note}
+}
+
 // closed tells the machine of a child whose workflow closed with err
-// without ending its run. A child that ends or is cancelled says so by
-// signal. One whose workflow closed otherwise (terminated, or failed by a
+// without ending its run, for a child that signals its end: one that
+// ends or is cancelled says so by signal. One whose workflow closed otherwise (terminated, or failed by a
 // bug) never will: while this run lasts, its closing stands for its end.
 func (r *runner) closed(ctx workflow.Context, runID string, err error) {
 	var cancelled *temporal.CanceledError
@@ -340,7 +426,13 @@ func (r *runner) startChild(ctx workflow.Context, need *interpreter.ChildNeeded)
 		r.signal(ctx, need.NotStarted("Temporal did not start it: "+err.Error()))
 		return
 	}
-	workflow.Go(ctx, func(ctx workflow.Context) { r.closed(ctx, in.RunID, f.Get(ctx, nil)) })
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		if !in.EndsByResult {
+			r.closed(ctx, in.RunID, f.Get(ctx, nil))
+		} else {
+			r.signal(ctx, resultEnd(ctx, in.RunID, f))
+		}
+	})
 }
 
 // childContext carries the options a child's workflow starts with.
@@ -388,7 +480,7 @@ func (r *runner) childInput(ctx workflow.Context, need *interpreter.ChildNeeded)
 	}
 	// Notices as every start since changeNotices: the child delivers its
 	// notices without a version marker of its own to ask for it.
-	in := Input{Org: r.in.Org, Start: st, InboxURL: r.in.InboxURL, Lean: true, Notices: true, OmitBody: r.in.OmitBody}
+	in := Input{Org: r.in.Org, Start: st, InboxURL: r.in.InboxURL, Lean: true, Notices: true, OmitBody: r.in.OmitBody, EndsByResult: r.endsByResult(ctx)}
 	return in, m.Run().State, nil
 }
 
@@ -408,10 +500,11 @@ func (r *runner) cancelChild(ctx workflow.Context, need *interpreter.ChildCancel
 }
 
 // tellParent tells the run that started this one, when a process step did,
-// that it ended. A parent that has ended no longer listens.
+// that it ended, for a child that signals its end (a child that ends by
+// result tells it by closing). A parent that has ended no longer listens.
 func (r *runner) tellParent(ctx workflow.Context) {
 	run := r.m.Run()
-	if run.Parent == nil {
+	if run.Parent == nil || r.in.EndsByResult {
 		return
 	}
 	end := ChildEnd{RunID: run.ID, Outcome: run.Outcome}

@@ -181,7 +181,7 @@ func (h *harness) viewOf(t *testing.T, runID string, core bool) *interpreter.Vie
 }
 
 // until polls a run's view until ok says it holds: a child's end reaches
-// its parent by signal, after the write that ended it answered.
+// its parent as its workflow closes, after the write that ended it answered.
 func (h *harness) until(t *testing.T, runID, what string, ok func(v *interpreter.View) bool) *interpreter.View {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
@@ -462,8 +462,9 @@ func TestCancellingParentsAndChildren(t *testing.T) {
 }
 
 // A parent that continues as new while its children run keeps them: each
-// child's end reaches the run the parent is then, the fan-out goes on in
-// the new run, no child starts twice, and the step joins once.
+// child's end reaches the run the parent is then (the watch of carried
+// children finds it, no child signals), the fan-out goes on in the new
+// run, no child starts twice, and the step joins once.
 func TestChildrenSurviveContinueAsNew(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs the embedded Temporal server and PostgreSQL")
@@ -531,8 +532,14 @@ func TestChildrenSurviveContinueAsNew(t *testing.T) {
 	if first := h.history(t, parent, firstRun); !continuedWithChildren(first) {
 		t.Fatal("the first run did not continue as new while children ran")
 	}
+	var kids []string
+	for id := range screened {
+		kids = append(kids, id)
+	}
+	h.endsByResult(t, parent, kids...)
 	t.Logf("the parent took %d runs", runs)
-	h.saveRun(t, parent, firstRun, "rfp-children-continued")
+	h.saveRun(t, parent, firstRun, "rfp-children-ends-continued")
+	h.saveRun(t, parent, h.nextRun(t, parent, firstRun), "rfp-children-ends-carried")
 }
 
 // continuedWithChildren reports whether a run's history ends in a

@@ -40,6 +40,11 @@ type Input struct {
 	// OmitBody asks for the start's answer without the process's body,
 	// which the caller adds back (see Write.OmitBody).
 	OmitBody bool `json:"omitBody,omitempty"`
+	// EndsByResult says a child run tells its parent of its end by its
+	// workflow's result alone, not by SignalChildEnded: a parent of
+	// version 1 of changeChildEndsByResult sets it, and a run continued
+	// as new keeps it.
+	EndsByResult bool `json:"endsByResult,omitempty"`
 }
 
 // Continued carries a run across continue-as-new: the machine's state and
