@@ -131,6 +131,10 @@ func (m *Machine) Run() *Run { return m.run }
 // State returns the run's state as JSON, for continue-as-new and tests.
 func (m *Machine) State() ([]byte, error) { return json.Marshal(m.run) }
 
+// EffectsPending reports whether effects were requested since the last
+// TakeEffects.
+func (m *Machine) EffectsPending() bool { return len(m.effects) > 0 }
+
 // TakeEffects returns the effects requested since the last call and forgets
 // them.
 func (m *Machine) TakeEffects() []Effect {

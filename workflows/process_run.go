@@ -74,6 +74,12 @@ type runner struct {
 	// model.
 	publishedSeq  int64
 	everPublished bool
+	// written is the listing last written to the read model, at the run's
+	// time writtenAt; unlisted is changeUnlistedWrites's version, asked
+	// (unwritten).
+	written   *interpreter.Listing
+	writtenAt time.Time
+	unlisted  struct{ asked, on bool }
 	// records is set in runs that record their writes' requestIds
 	// themselves (changeRunRecordsRequests); writing is then the write
 	// turn, held from a change to the machine until it is published.

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -61,6 +62,7 @@ func (r *runner) publish(ctx workflow.Context, answer *Answered) bool {
 	} else {
 		if l != nil {
 			r.publishedSeq, r.everPublished = l.Seq, true
+			r.written, r.writtenAt = l, now
 			r.m.AttemptsWritten(l.AttemptRev)
 		}
 		r.deliver(ctx, out.Channels)
@@ -79,6 +81,56 @@ func (r *runner) publish(ctx workflow.Context, answer *Answered) bool {
 	}
 	workflow.SetCurrentDetails(ctx, details(r.m, now, r.in.InboxURL))
 	return true
+}
+
+// changeUnlistedWrites versions the changes a run leaves unwritten:
+// version 1 does not write a change that arrived by signal when it alters
+// nothing the read model holds but the run's seq and updatedAt, and the
+// run last wrote less than unlistedLag ago (unwritten). A child's end
+// while its step still waits on others is such a change: the parent's
+// listing names no work for a process step, and get_run of a running run
+// reads its workflow, not the read model. The read model's updatedAt is
+// then less than unlistedLag behind the run's, also when the run continues
+// as new or waits for long after it. Runs recorded before write every
+// change, and a run asks for the version the first time it could leave
+// one unwritten.
+//
+// A thousand children that end a few at a time made a write, a local
+// activity and its marker event in the parent's history for each few,
+// each in a workflow task of the parent that waited for it.
+const changeUnlistedWrites = "unlisted-writes"
+
+// unlistedLag is how long a run may leave a change unwritten since its
+// last write, under changeUnlistedWrites.
+const unlistedLag = time.Second
+
+// unwritten reports whether the run leaves its latest change unwritten:
+// since version 1 of changeUnlistedWrites, a change that leaves the run
+// going, lists the same work as the last write, changes no step attempt
+// and asks for no effect, within unlistedLag of the last write.
+func (r *runner) unwritten(ctx workflow.Context) bool {
+	now := workflow.Now(ctx)
+	if r.written == nil || now.Sub(r.writtenAt) >= unlistedLag || r.m.Run().State.Over() ||
+		r.m.AttemptsPending() || r.m.EffectsPending() || len(r.notify.queued) > 0 {
+		return false
+	}
+	l, err := r.m.Listing(now)
+	if err != nil || !sameListing(l, r.written) {
+		return false
+	}
+	if !r.unlisted.asked {
+		r.unlisted.asked = true
+		r.unlisted.on = workflow.GetVersion(ctx, changeUnlistedWrites, workflow.DefaultVersion, 1) == 1
+	}
+	return r.unlisted.on
+}
+
+// sameListing reports whether two listings of one run hold the same, but
+// for their seq and updatedAt. A run's inputs, mode, starter and parent
+// never change.
+func sameListing(a, b *interpreter.Listing) bool {
+	return a.State == b.State && a.Outcome == b.Outcome && a.Final == nil && b.Final == nil &&
+		len(a.Attempts) == 0 && len(b.Attempts) == 0 && reflect.DeepEqual(a.Work, b.Work)
 }
 
 // upsertOrg sets the run's BatonOrg search attribute.

@@ -151,7 +151,9 @@ func (r *runner) signal(ctx workflow.Context, cmd interpreter.Command) {
 // applySignals applies commands that arrived by signal, in order, and
 // publishes the run once for all of them: a thousand children that end
 // together are one read-model write and one local activity, not a
-// thousand. A refusal is logged and the others still apply.
+// thousand. A change the run may leave unwritten (unwritten) is not
+// published; the needs it made are still performed. A refusal is logged
+// and the others still apply.
 func (r *runner) applySignals(ctx workflow.Context, cmds []interpreter.Command) {
 	if len(cmds) == 0 {
 		return
@@ -173,6 +175,10 @@ func (r *runner) applySignals(ctx workflow.Context, cmds []interpreter.Command) 
 	}
 	if applied {
 		r.dirty = true
+		if r.unwritten(ctx) {
+			r.perform(ctx, r.m.TakeNeeds())
+			return
+		}
 		r.publish(ctx, nil)
 	}
 }
