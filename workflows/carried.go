@@ -149,7 +149,7 @@ func (r *runner) watchCarried(ctx workflow.Context) {
 					cmds = append(cmds, interpreter.ChildEnded{RunID: c.RunID, Outcome: c.Outcome, Note: c.Note})
 					continue
 				}
-				note := "its workflow closed without ending the run: " + c.Status
+				note := closedNote(c.Status)
 				cmds = append(cmds, interpreter.ChildEnded{RunID: c.RunID, Outcome: interpreter.DecisionFailed, Note: &note})
 			}
 			r.applySignals(ctx, cmds)

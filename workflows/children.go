@@ -389,8 +389,29 @@ func resultEnd(ctx workflow.Context, runID string, f workflow.Future) interprete
 		}
 		return end
 	}
-	note := "its workflow closed without ending the run: " + err.Error()
+	note := closedNote(closedStatus(err))
 	return interpreter.ChildEnded{RunID: runID, Outcome: interpreter.DecisionFailed, Note: &note}
+}
+
+// closedNote is the note of a child whose workflow closed, with status,
+// without ending its run.
+func closedNote(status string) string {
+	return "its workflow closed without ending the run: " + status
+}
+
+// closedStatus is the status of a child's workflow that closed with err,
+// as the watch of carried children says it (ClosedChild.Status): not the
+// error's text, which names Temporal's ids and event numbers.
+func closedStatus(err error) string {
+	var terminated *temporal.TerminatedError
+	var timedOut *temporal.TimeoutError
+	switch {
+	case errors.As(err, &terminated):
+		return "terminated"
+	case errors.As(err, &timedOut):
+		return "timed out"
+	}
+	return "failed"
 }
 
 // closed tells the machine of a child whose workflow closed with err
@@ -402,7 +423,7 @@ func (r *runner) closed(ctx workflow.Context, runID string, err error) {
 	if err == nil || errors.As(err, &cancelled) {
 		return
 	}
-	note := "its workflow closed without ending the run: " + err.Error()
+	note := closedNote(closedStatus(err))
 	r.signal(ctx, interpreter.ChildEnded{RunID: runID, Outcome: interpreter.DecisionFailed, Note: &note})
 }
 
