@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,11 +12,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/baton-run/baton/internal/drive"
 	"github.com/baton-run/baton/interpreter"
+	"github.com/baton-run/baton/workflows"
 )
 
 // The processes the fan-out measurement runs, as examples/bench-fanout
@@ -72,6 +76,10 @@ type FanoutResult struct {
 	HistoryEvents int64
 	// Executions is how many Temporal runs the parent's history spans.
 	Executions int
+	// WorkflowTasks and Writes count the parent's workflow tasks and its
+	// read-model writes (PublishRun local activities) in that history;
+	// ChildStarts the child starts it initiated.
+	WorkflowTasks, Writes, ChildStarts int
 }
 
 // Ratio is FanOut as a share of Calls.
@@ -131,7 +139,7 @@ func Fanout(ctx context.Context, o FanoutOptions) (FanoutResult, error) {
 		return res, err
 	}
 	if o.Temporal != nil {
-		if res.HistoryEvents, res.Executions, err = history(ctx, o.Temporal, runID); err != nil {
+		if err := res.countHistory(ctx, o.Temporal, runID); err != nil {
 			return res, err
 		}
 	}
@@ -145,7 +153,8 @@ func Fanout(ctx context.Context, o FanoutOptions) (FanoutResult, error) {
 		o.Items, FanoutChild, o.Concurrency, res.Calls.Round(time.Millisecond), res.Retried)
 	fmt.Fprintf(o.Out, "ratio     fan-out / start_run calls = %.2f (goal at most 0.50)\n", res.Ratio())
 	if o.Temporal != nil {
-		fmt.Fprintf(o.Out, "history   the parent's Temporal history: %d events in %d run(s)\n", res.HistoryEvents, res.Executions)
+		fmt.Fprintf(o.Out, "history   the parent's Temporal history: %d events in %d run(s): %d child starts, %d workflow tasks, %d read-model writes\n",
+			res.HistoryEvents, res.Executions, res.ChildStarts, res.WorkflowTasks, res.Writes)
 	} else {
 		fmt.Fprintln(o.Out, "history   not counted (give --temporal-address)")
 	}
@@ -227,34 +236,51 @@ func startCalls(ctx context.Context, d *drive.MCP, agent drive.Who, n, c int) (t
 	return took, int(retried.Load()), nil
 }
 
-// history counts the events of a run's Temporal history over every run of
-// its workflow (continue-as-new starts a new one).
-func history(ctx context.Context, c client.Client, runID string) (int64, int, error) {
-	var events int64
-	runs := 0
+// countHistory reads the parent's Temporal history, every run of it, and
+// counts its events, child starts, workflow tasks and read-model writes.
+func (r *FanoutResult) countHistory(ctx context.Context, c client.Client, runID string) error {
 	var token []byte
 	for {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Query: fmt.Sprintf("WorkflowId = %q", runID), NextPageToken: token,
 		})
 		if err != nil {
-			return 0, 0, fmt.Errorf("list the workflow runs of %s: %w", runID, err)
+			return fmt.Errorf("list the workflow runs of %s: %w", runID, err)
 		}
 		for _, e := range resp.Executions {
-			n := e.HistoryLength
-			if n == 0 {
-				// Visibility counts a history once it closes; ask the open one.
-				desc, err := c.DescribeWorkflowExecution(ctx, runID, e.GetExecution().GetRunId())
+			it := c.GetWorkflowHistory(ctx, runID, e.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			for it.HasNext() {
+				ev, err := it.Next()
 				if err != nil {
-					return 0, 0, fmt.Errorf("describe workflow %s: %w", runID, err)
+					return fmt.Errorf("history of workflow %s: %w", runID, err)
 				}
-				n = desc.GetWorkflowExecutionInfo().GetHistoryLength()
+				r.HistoryEvents++
+				switch {
+				case ev.GetWorkflowTaskCompletedEventAttributes() != nil:
+					r.WorkflowTasks++
+				case ev.GetStartChildWorkflowExecutionInitiatedEventAttributes() != nil:
+					r.ChildStarts++
+				case isWrite(ev.GetMarkerRecordedEventAttributes()):
+					r.Writes++
+				}
 			}
-			events += n
-			runs++
+			r.Executions++
 		}
 		if token = resp.NextPageToken; len(token) == 0 {
-			return events, runs, nil
+			return nil
 		}
 	}
+}
+
+// isWrite reports whether a marker records a PublishRun local activity.
+func isWrite(m *historypb.MarkerRecordedEventAttributes) bool {
+	if m.GetMarkerName() != "LocalActivity" {
+		return false
+	}
+	for _, p := range m.GetDetails()["data"].GetPayloads() {
+		if bytes.Contains(p.GetData(), []byte(`"`+workflows.ActivityPublishRun+`"`)) {
+			return true
+		}
+	}
+	return false
 }
