@@ -98,11 +98,17 @@ func statusWord(s enums.WorkflowExecutionStatus) string {
 // Waiting for the children's ends: at most endPolls of them are waited on
 // at once, each for endPoll before it goes back behind the others, so
 // that every child is looked at in turn however many there are; the ends
-// that come within endMoment of the first are returned with it.
+// that come within endMoment of the first are returned with it. With more
+// children than endPolls, a visibility query every endScan also looks for
+// those that closed, endScanIDs of them a query: a child that closes
+// while it waits its turn is seen within endScan, not only after
+// endPoll for every endPolls children ahead of it.
 const (
-	endPolls  = 64
-	endPoll   = 20 * time.Second
-	endMoment = 200 * time.Millisecond
+	endPolls   = 64
+	endPoll    = 20 * time.Second
+	endScan    = 5 * time.Second
+	endScanIDs = 100
+	endMoment  = 200 * time.Millisecond
 	// endRetry is the pause before a child whose look failed is looked at
 	// again.
 	endRetry = time.Second
@@ -122,7 +128,31 @@ func (a *Activities) watchEnds(ctx context.Context, q workflows.WatchChildrenReq
 		queue <- id
 	}
 	found := make(chan workflows.ClosedChild, len(q.Children))
+	// Each child is found once, by its long poll or by the scan.
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	isSeen := func(id string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen[id]
+	}
+	report := func(c workflows.ClosedChild) {
+		mu.Lock()
+		first := !seen[c.RunID]
+		seen[c.RunID] = true
+		mu.Unlock()
+		if first {
+			found <- c
+		}
+	}
 	var wg sync.WaitGroup
+	if len(q.Children) > endPolls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.scanEnds(ctx, q.Children, isSeen, report)
+		}()
+	}
 	for range min(endPolls, len(q.Children)) {
 		wg.Add(1)
 		go func() {
@@ -134,10 +164,13 @@ func (a *Activities) watchEnds(ctx context.Context, q workflows.WatchChildrenReq
 					return
 				case id = <-queue:
 				}
+				if isSeen(id) {
+					continue
+				}
 				c, closed, err := a.childEnd(ctx, id)
 				switch {
 				case closed:
-					found <- c
+					report(c)
 					continue
 				case ctx.Err() != nil:
 					return
@@ -188,6 +221,67 @@ wait:
 	}
 	slices.SortFunc(out, func(x, y workflows.ClosedChild) int { return order[x.RunID] - order[y.RunID] })
 	return out, nil
+}
+
+// scanEnds looks every endScan for the children whose workflow closed,
+// with a visibility query for endScanIDs of them at a time, and reports
+// each one not seen yet, as its long poll would have, until ctx is done.
+// A query that fails is made again at the next scan.
+func (a *Activities) scanEnds(ctx context.Context, children []string, isSeen func(string) bool, report func(workflows.ClosedChild)) {
+	tick := time.NewTicker(endScan)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for ids := range slices.Chunk(children, endScanIDs) {
+			closed, err := a.closedAmong(ctx, ids)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				continue
+			}
+			for _, id := range closed {
+				if isSeen(id) {
+					continue
+				}
+				if c, ok, _ := a.childEnd(ctx, id); ok {
+					report(c)
+				} else if ctx.Err() != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// closedAmong lists which of ids name a workflow whose latest run closed
+// (not one that continued as new).
+func (a *Activities) closedAmong(ctx context.Context, ids []string) ([]string, error) {
+	quoted := make([]string, len(ids))
+	for i, id := range ids {
+		quoted[i] = "'" + strings.ReplaceAll(id, "'", "") + "'"
+	}
+	query := fmt.Sprintf("WorkflowId IN (%s) AND ExecutionStatus IN ('Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut')", strings.Join(quoted, ", "))
+	var out []string
+	var token []byte
+	for {
+		res, err := a.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range res.GetExecutions() {
+			if id := e.GetExecution().GetWorkflowId(); !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+		if token = res.GetNextPageToken(); len(token) == 0 {
+			return out, nil
+		}
+	}
 }
 
 // childEnd waits up to endPoll for a child's workflow to close and says
