@@ -9,6 +9,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/baton-run/baton/internal/testing/workertest"
 	"github.com/baton-run/baton/interpreter"
 	temporaldev "github.com/baton-run/baton/temporal-dev"
 	"github.com/baton-run/baton/workflows"
@@ -20,7 +21,7 @@ import (
 // the others have ended, fails with a note naming it, as the run that
 // started the child would have.
 func TestTerminatedCarriedChildIsSeen(t *testing.T) {
-	h := setupContinuing(t)
+	h := setupContinuing(t, nil)
 	f := publishFamily(t, h, rfpSrc)
 	parent := f.start(t, interpreter.ModeLive)
 	firstRun := h.currentRun(t, parent)
@@ -107,10 +108,10 @@ func TestTerminatedCarriedChildIsSeen(t *testing.T) {
 	h.saveRun(t, parent, now, "rfp-children-watch-carried")
 }
 
-// setupContinuing is setup on a Temporal server of its own that suggests
-// continue-as-new after 80 events, so that a fan-out continues as new
-// while children run.
-func setupContinuing(t *testing.T) *harness {
+// setupContinuing is setupWith on a Temporal server of its own that
+// suggests continue-as-new after 80 events, so that a fan-out continues as
+// new while children run.
+func setupContinuing(t *testing.T, o *workertest.Options) *harness {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test: needs the embedded Temporal server and PostgreSQL")
@@ -127,7 +128,7 @@ func setupContinuing(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return setupOn(t, c, nil)
+	return setupOn(t, c, o)
 }
 
 // The watch of carried children stops once none of them runs: after the
@@ -136,7 +137,7 @@ func setupContinuing(t *testing.T) *harness {
 // an hour. (The activity learns of its cancellation at a heartbeat, which
 // the SDK may hold back for most of its heartbeat timeout.)
 func TestCarriedWatchStopsWhenTheChildrenEnd(t *testing.T) {
-	h := setupContinuing(t)
+	h := setupContinuing(t, nil)
 	f := publishFamily(t, h, rfpSrc)
 	parent := f.start(t, interpreter.ModeLive)
 	firstRun := h.currentRun(t, parent)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -105,19 +104,10 @@ const changeChildEndsByResult = "child-ends-by-result"
 func (r *runner) endsByResult(ctx workflow.Context) bool {
 	if !r.kids.endsAsked {
 		r.kids.endsAsked = true
-		newest := workflow.Version(1)
-		if signalEnds.Load() {
-			newest = workflow.DefaultVersion
-		}
-		r.kids.endsByResult = workflow.GetVersion(ctx, changeChildEndsByResult, workflow.DefaultVersion, newest) == 1
+		r.kids.endsByResult = workflow.GetVersion(ctx, changeChildEndsByResult, workflow.DefaultVersion, 1) == 1
 	}
 	return r.kids.endsByResult
 }
-
-// signalEnds has the runs that start children from now on start them as
-// the runs recorded before changeChildEndsByResult did: the tests of
-// parents that carry such children set it.
-var signalEnds atomic.Bool
 
 // fanoutVersion is this run's version of changeFanoutBatch, asked the
 // first time a signal or a child start needs to know.

@@ -5,11 +5,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/workflow"
 
+	"github.com/baton-run/baton/internal/testing/workertest"
 	"github.com/baton-run/baton/interpreter"
 	"github.com/baton-run/baton/workflows"
 )
@@ -86,12 +90,12 @@ func TestChildrenEndByResult(t *testing.T) {
 // signal and by the watch of carried children, and the second changes
 // nothing. Every child starts once and joins once.
 func TestSignallingChildrenCarriedByANewRun(t *testing.T) {
-	h := setupContinuing(t)
+	older := &olderWorker{change: workflows.ChangeChildEndsByResult}
+	older.before.Store(true)
+	h := setupContinuing(t, &workertest.Options{Interceptors: []interceptor.WorkerInterceptor{older}})
 	// Four children at a time, so that some the first run started still
 	// run, unscreened, as it continues as new.
 	f := publishFamily(t, h, strings.Replace(rfpSrc, "concurrency: 2", "concurrency: 4", 1))
-	workflows.SignalEnds(true)
-	t.Cleanup(func() { workflows.SignalEnds(false) })
 	parent := f.start(t, interpreter.ModeLive)
 	firstRun := h.currentRun(t, parent)
 	names := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
@@ -103,11 +107,12 @@ func TestSignallingChildrenCarriedByANewRun(t *testing.T) {
 			return slices.ContainsFunc(running(v), func(id string) bool { return !slices.Contains(screened, id) })
 		})
 		if now := h.currentRun(t, parent); now != firstRun && !continued {
-			// Runs from here on start children that end by result; the
-			// ones running were started by the first run and signal.
-			// Their ends come once the run that carries them watches them.
+			// The worker is of this version from here on, and runs
+			// start children that end by result; the ones running were
+			// started by the first run and signal. Their ends come once
+			// the run that carries them watches them.
 			continued = true
-			workflows.SignalEnds(false)
+			older.before.Store(false)
 			deadline := time.Now().Add(30 * time.Second)
 			for !slices.ContainsFunc(h.history(t, parent, now).Events, func(ev *historypb.HistoryEvent) bool { return watchesEnds(t, ev) }) {
 				if time.Now().After(deadline) {
@@ -163,6 +168,40 @@ func TestSignallingChildrenCarriedByANewRun(t *testing.T) {
 	if signalled == 0 || !watched {
 		t.Fatalf("the runs after the first received %d end signals, watched ends %v", signalled, watched)
 	}
+}
+
+// olderWorker has the workflows of the worker it intercepts ask for
+// change's version as a worker from before the change did while before is
+// set: their newest supported version is workflow.DefaultVersion.
+type olderWorker struct {
+	interceptor.WorkerInterceptorBase
+	change string
+	before atomic.Bool
+}
+
+func (o *olderWorker) InterceptWorkflow(ctx workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &olderWorkflow{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, o: o}
+}
+
+type olderWorkflow struct {
+	interceptor.WorkflowInboundInterceptorBase
+	o *olderWorker
+}
+
+func (w *olderWorkflow) Init(out interceptor.WorkflowOutboundInterceptor) error {
+	return w.Next.Init(&olderCalls{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: out}, o: w.o})
+}
+
+type olderCalls struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	o *olderWorker
+}
+
+func (c *olderCalls) GetVersion(ctx workflow.Context, changeID string, minSupported, maxSupported workflow.Version) workflow.Version {
+	if changeID == c.o.change && c.o.before.Load() {
+		maxSupported = workflow.DefaultVersion
+	}
+	return c.Next.GetVersion(ctx, changeID, minSupported, maxSupported)
 }
 
 // endsByResult checks that a parent's children end by result: each was

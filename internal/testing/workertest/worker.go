@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/baton-run/baton/activities"
@@ -42,6 +43,9 @@ type Options struct {
 	// Register, when set, registers more on each worker beside ProcessRun
 	// and its activities. Default none.
 	Register func(worker.Registry)
+	// Interceptors intercept the workflows and activities of each worker,
+	// as worker.Options.Interceptors do. Default none.
+	Interceptors []interceptor.WorkerInterceptor
 }
 
 // Worker runs runs, ProcessRun and its activities, on a task queue of its
@@ -57,6 +61,7 @@ type Worker struct {
 	c    client.Client
 	acts *activities.Activities
 	reg  func(worker.Registry)
+	ints []interceptor.WorkerInterceptor
 
 	mu sync.Mutex
 	w  worker.Worker
@@ -89,7 +94,7 @@ func New(t testing.TB, c client.Client, dbURL string, opts *Options) *Worker {
 	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	w := &Worker{Queue: "q-" + hex.EncodeToString(b), t: t, c: c, acts: acts, reg: o.Register}
+	w := &Worker{Queue: "q-" + hex.EncodeToString(b), t: t, c: c, acts: acts, reg: o.Register, ints: o.Interceptors}
 	w.Start()
 	if w.Runs, err = workflows.NewClient(c, &workflows.ClientOptions{TaskQueue: w.Queue}); err != nil {
 		t.Fatal(err)
@@ -101,7 +106,9 @@ func New(t testing.TB, c client.Client, dbURL string, opts *Options) *Worker {
 // when the test ends.
 func (w *Worker) Start() {
 	w.t.Helper()
-	tw := worker.New(w.c, w.Queue, workflows.WorkerOptions(0))
+	wo := workflows.WorkerOptions(0)
+	wo.Interceptors = w.ints
+	tw := worker.New(w.c, w.Queue, wo)
 	workflows.Register(tw)
 	w.acts.Register(tw)
 	if w.reg != nil {
