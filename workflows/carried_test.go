@@ -23,41 +23,25 @@ import (
 func TestTerminatedCarriedChildIsSeen(t *testing.T) {
 	h := setupContinuing(t, nil)
 	f := publishFamily(t, h, rfpSrc)
-	parent := f.start(t, interpreter.ModeLive)
-	firstRun := h.currentRun(t, parent)
-	names := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
-	h.submitSuppliers(t, parent, names...)
+	parent, firstRun := f.startFanout(t)
 
 	// Screen children one at a time until the parent has continued as new
 	// while children run: those running then were started by an earlier
 	// run, whose futures are gone.
-	screened := map[string]bool{}
-	var carried []string
+	var screened, carried []string
 	for carried == nil {
-		v := h.until(t, parent, "a child to screen", func(v *interpreter.View) bool {
-			for _, id := range running(v) {
-				if !screened[id] {
-					return true
-				}
-			}
-			return false
-		})
+		next, v := h.nextToScreen(t, parent, screened)
 		if h.currentRun(t, parent) != firstRun {
 			for _, id := range running(v) {
-				if !screened[id] {
+				if !slices.Contains(screened, id) {
 					carried = append(carried, id)
 				}
 			}
 			break
 		}
-		for _, id := range running(v) {
-			if !screened[id] {
-				screened[id] = true
-				h.screen(t, id)
-				break
-			}
-		}
-		if len(screened) == len(names) {
+		screened = append(screened, next)
+		h.screen(t, next)
+		if len(screened) == len(suppliers) {
 			t.Fatal("the parent never continued as new while children ran")
 		}
 	}
@@ -74,30 +58,16 @@ func TestTerminatedCarriedChildIsSeen(t *testing.T) {
 	h.until(t, parent, "the terminated child's end", func(v *interpreter.View) bool {
 		return !slices.Contains(running(v), victim)
 	})
-	screened[victim] = true
+	screened = append(screened, victim)
 	for {
 		v := h.until(t, parent, "a child to screen or the end", func(v *interpreter.View) bool {
-			if v.Run.State != "active" && v.Run.State != "waiting" {
-				return true
-			}
-			for _, id := range running(v) {
-				if !screened[id] {
-					return true
-				}
-			}
-			return false
+			return (v.Run.State != "active" && v.Run.State != "waiting") || unscreened(v, screened) != ""
 		})
-		var next string
-		for _, id := range running(v) {
-			if !screened[id] {
-				next = id
-				break
-			}
-		}
+		next := unscreened(v, screened)
 		if next == "" {
 			break
 		}
-		screened[next] = true
+		screened = append(screened, next)
 		h.screen(t, next)
 	}
 	v := h.closedView(t, parent, false)
@@ -139,28 +109,8 @@ func setupContinuing(t *testing.T, o *workertest.Options) *harness {
 func TestCarriedWatchStopsWhenTheChildrenEnd(t *testing.T) {
 	h := setupContinuing(t, nil)
 	f := publishFamily(t, h, rfpSrc)
-	parent := f.start(t, interpreter.ModeLive)
-	firstRun := h.currentRun(t, parent)
-	names := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
-	h.submitSuppliers(t, parent, names...)
-	screened := map[string]bool{}
-	for len(screened) < len(names) {
-		v := h.until(t, parent, "a child to screen", func(v *interpreter.View) bool {
-			for _, id := range running(v) {
-				if !screened[id] {
-					return true
-				}
-			}
-			return false
-		})
-		for _, id := range running(v) {
-			if !screened[id] {
-				screened[id] = true
-				h.screen(t, id)
-				break
-			}
-		}
-	}
+	parent, firstRun := f.startFanout(t)
+	h.screenEach(t, parent, len(suppliers))
 	h.until(t, parent, "the join", func(v *interpreter.View) bool { return stepState(v, "compare") == "ready" })
 	watched := false
 	for id := firstRun; id != ""; {
@@ -216,4 +166,52 @@ func running(v *interpreter.View) []string {
 		return c.RunningIDs
 	}
 	return nil
+}
+
+// suppliers are the suppliers a fan-out that continues as new screens:
+// more children than one run's history holds on setupContinuing's server.
+var suppliers = []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+
+// startFanout starts a live run of the family's parent and submits
+// suppliers to its collect step. It returns the run's id and its first
+// run.
+func (f *family) startFanout(t *testing.T) (parent, firstRun string) {
+	t.Helper()
+	parent = f.start(t, interpreter.ModeLive)
+	firstRun = f.h.currentRun(t, parent)
+	f.h.submitSuppliers(t, parent, suppliers...)
+	return parent, firstRun
+}
+
+// unscreened is the first running child of the parent's screen_each step
+// that is not in screened, or "".
+func unscreened(v *interpreter.View, screened []string) string {
+	for _, id := range running(v) {
+		if !slices.Contains(screened, id) {
+			return id
+		}
+	}
+	return ""
+}
+
+// nextToScreen waits until the parent's screen_each step runs a child not
+// in screened, and returns the first such child and the view it runs in.
+func (h *harness) nextToScreen(t *testing.T, parent string, screened []string) (string, *interpreter.View) {
+	t.Helper()
+	v := h.until(t, parent, "a child to screen", func(v *interpreter.View) bool { return unscreened(v, screened) != "" })
+	return unscreened(v, screened), v
+}
+
+// screenEach screens the children of the parent's screen_each step one
+// at a time, as each runs, until it has screened n, and returns them in
+// the order it screened them.
+func (h *harness) screenEach(t *testing.T, parent string, n int) []string {
+	t.Helper()
+	var screened []string
+	for len(screened) < n {
+		next, _ := h.nextToScreen(t, parent, screened)
+		screened = append(screened, next)
+		h.screen(t, next)
+	}
+	return screened
 }

@@ -1,7 +1,6 @@
 package workflows_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,12 +11,10 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/sdk/client"
 
 	"github.com/baton-run/baton/internal/store"
 	"github.com/baton-run/baton/internal/testing/spectest"
 	"github.com/baton-run/baton/interpreter"
-	temporaldev "github.com/baton-run/baton/temporal-dev"
 	"github.com/baton-run/baton/workflows"
 )
 
@@ -59,36 +56,6 @@ steps:
     finish: awarded
 ---
 Run the RFP.
-`
-
-// quickSrc is a child that ends at once, as examples/bench-fanout's does.
-const quickSrc = `---
-name: quick
-description: Ends at once.
-inputs:
-  item: string
-steps:
-  - id: done
-    finish: done
----
-End at once.
-`
-
-// fanSrc runs quick once per item of its list, all at once.
-const fanSrc = `---
-name: fan
-description: Runs quick once per item.
-inputs:
-  items: { type: list, items: string }
-steps:
-  - id: each
-    process: quick
-    for_each: inputs.items
-    inputs: { item: item }
-  - id: done
-    finish: done
----
-Run quick once per item.
 `
 
 // family is a parent process and its published child in one harness.
@@ -153,6 +120,18 @@ func (f *family) startWith(t *testing.T, mode string, inputs interpreter.Values)
 		t.Fatalf("start %s: %v", f.parent.Name, err)
 	}
 	return workflows.RunID(org, rid)
+}
+
+// startWithChild starts a live run of the parent, an rfp, over one
+// supplier, and waits until the child that screens it has started. It
+// returns the parent and the child.
+func (f *family) startWithChild(t *testing.T) (parent, kid string) {
+	t.Helper()
+	parent = f.start(t, interpreter.ModeLive)
+	f.h.submitSuppliers(t, parent, "Acme")
+	kid = stepView(f.h.started(t, parent, 1), "screen_each").Children.RunningIDs[0]
+	f.h.until(t, kid, "the child's start", func(*interpreter.View) bool { return true })
+	return parent, kid
 }
 
 // write sends one command to a run as the gateway does and returns the
@@ -343,11 +322,7 @@ func TestChildrenAreChildWorkflows(t *testing.T) {
 	if !slices.Equal(got, want) || rec.By != "server" || len(rec.History) != 0 {
 		t.Fatalf("joined %v by %s, want %v", got, rec.By, want)
 	}
-	d, err := h.c.DescribeWorkflowExecution(ctxFor(t), parent, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	starts, _ := h.childStarts(t, parent, d.GetWorkflowExecutionInfo().GetExecution().GetRunId())
+	starts, _ := h.childStarts(t, parent, h.currentRun(t, parent))
 	if len(starts) != 3 || starts[first[0]] != 1 || starts[first[1]] != 1 || starts[third] != 1 {
 		t.Fatalf("child starts %v", starts)
 	}
@@ -362,7 +337,7 @@ func TestChildrenAreChildWorkflows(t *testing.T) {
 // every item in order.
 func TestChildStartsInFlightAreBounded(t *testing.T) {
 	h := setup(t)
-	f := publishFamilyOf(t, h, quickSrc, fanSrc)
+	f := publishFamilyOf(t, h, workflows.EndsAtOnceSrc, workflows.FanSrc)
 	n := workflows.StartWindow + 4
 	items := make([]any, n)
 	for i := range items {
@@ -437,10 +412,7 @@ func TestCancellingParentsAndChildren(t *testing.T) {
 		}
 	}
 
-	parent = f.start(t, interpreter.ModeLive)
-	h.submitSuppliers(t, parent, "Acme")
-	kid := stepView(h.started(t, parent, 1), "screen_each").Children.RunningIDs[0]
-	h.until(t, kid, "the child's start", func(*interpreter.View) bool { return true })
+	parent, kid := f.startWithChild(t)
 	if err := h.c.CancelWorkflow(ctxFor(t), parent, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -449,10 +421,7 @@ func TestCancellingParentsAndChildren(t *testing.T) {
 		t.Fatalf("child of a parent cancelled in Temporal: %+v", v.Run.Ended)
 	}
 
-	parent = f.start(t, interpreter.ModeLive)
-	h.submitSuppliers(t, parent, "Acme")
-	kid = stepView(h.started(t, parent, 1), "screen_each").Children.RunningIDs[0]
-	h.until(t, kid, "the child's start", func(*interpreter.View) bool { return true })
+	parent, kid = f.startWithChild(t)
 	h.write(t, kid, interpreter.Cancel{Actor: operator, Reason: "Duplicate supplier."})
 	v = h.closedView(t, parent, false)
 	want := "child run " + kid + ` ended cancelled: "Duplicate supplier."`
@@ -466,77 +435,31 @@ func TestCancellingParentsAndChildren(t *testing.T) {
 // children finds it, no child signals), the fan-out goes on in the new
 // run, no child starts twice, and the step joins once.
 func TestChildrenSurviveContinueAsNew(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs the embedded Temporal server and PostgreSQL")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	srv, err := temporaldev.Start(ctx, &temporaldev.Options{SearchAttributes: workflows.SearchAttributes, SuggestContinueAsNew: 80})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	c, err := srv.NewClient(ctx, client.Options{Identity: identity, DataConverter: workflows.DataConverter})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	h := setupOn(t, c, nil)
+	h := setupContinuing(t, nil)
 	f := publishFamily(t, h, rfpSrc)
-	parent := f.start(t, interpreter.ModeLive)
-	d, err := h.c.DescribeWorkflowExecution(ctxFor(t), parent, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	firstRun := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
-	names := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
-	h.submitSuppliers(t, parent, names...)
-	screened := map[string]bool{}
-	for len(screened) < len(names) {
-		v := h.until(t, parent, "a child to screen", func(v *interpreter.View) bool {
-			if stepState(v, "screen_each") != "waiting" {
-				return true
-			}
-			for _, id := range stepView(v, "screen_each").Children.RunningIDs {
-				if !screened[id] {
-					return true
-				}
-			}
-			return false
-		})
-		for _, id := range stepView(v, "screen_each").Children.RunningIDs {
-			if !screened[id] {
-				screened[id] = true
-				h.screen(t, id)
-				break
-			}
-		}
-	}
+	parent, firstRun := f.startFanout(t)
+	screened := h.screenEach(t, parent, len(suppliers))
 	v := h.until(t, parent, "the join", func(v *interpreter.View) bool { return stepState(v, "screen_each") == "done" })
 	rec := v.Data.Steps["screen_each"]
-	if items, _ := rec.Output["items"].([]any); len(items) != len(names) || len(rec.History) != 0 || stepState(v, "compare") != "ready" {
+	if items, _ := rec.Output["items"].([]any); len(items) != len(suppliers) || len(rec.History) != 0 || stepState(v, "compare") != "ready" {
 		t.Fatalf("joined %d items, history %d, compare %s", len(items), len(rec.History), stepState(v, "compare"))
 	}
 	if status, _ := h.describe(t, parent, firstRun); status != enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
 		t.Fatalf("the parent's first run is %s, want continued as new", status)
 	}
 	starts, runs := h.childStarts(t, parent, firstRun)
-	if len(starts) != len(names) {
-		t.Fatalf("%d children started, want %d: %v", len(starts), len(names), starts)
+	if len(starts) != len(suppliers) {
+		t.Fatalf("%d children started, want %d: %v", len(starts), len(suppliers), starts)
 	}
 	for id, n := range starts {
-		if n != 1 || !screened[id] {
-			t.Fatalf("child %s started %d times (screened %v)", id, n, screened[id])
+		if n != 1 || !slices.Contains(screened, id) {
+			t.Fatalf("child %s started %d times (screened %v)", id, n, slices.Contains(screened, id))
 		}
 	}
 	if first := h.history(t, parent, firstRun); !continuedWithChildren(first) {
 		t.Fatal("the first run did not continue as new while children ran")
 	}
-	var kids []string
-	for id := range screened {
-		kids = append(kids, id)
-	}
-	h.endsByResult(t, parent, kids...)
+	h.endsByResult(t, parent, screened...)
 	t.Logf("the parent took %d runs", runs)
 	h.saveRun(t, parent, firstRun, "rfp-children-ends-continued")
 	h.saveRun(t, parent, h.nextRun(t, parent, firstRun), "rfp-children-ends-carried")

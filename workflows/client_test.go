@@ -24,19 +24,6 @@ import (
 	"github.com/baton-run/baton/workflows"
 )
 
-// endsAtOnceSrc is a process whose run ends in its first workflow task.
-const endsAtOnceSrc = `---
-name: ends-at-once
-description: Ends where it starts.
-inputs:
-  item: string
-steps:
-  - id: done
-    finish: done
----
-Body.
-`
-
 // startInput is a start of p under requestID, its digest digest.
 func startInput(p *interpreter.Process, inputs interpreter.Values, requestID, digest string) workflows.Input {
 	return workflows.Input{Org: org, RequestID: requestID, Digest: digest, Start: interpreter.Start{
@@ -87,7 +74,7 @@ func retryStart(t *testing.T, runs *workflows.Client, in workflows.Input, want j
 // A start retried after its run ended answers as the first did.
 func TestStartRetriedAfterTheRunEnded(t *testing.T) {
 	h := setup(t)
-	p, err := interpreter.Parse([]byte(endsAtOnceSrc), nil)
+	p, err := interpreter.Parse([]byte(workflows.EndsAtOnceSrc), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +113,7 @@ func TestStartRetriedWhileTheRunRuns(t *testing.T) {
 // the run kept, the one it recorded in the read model.
 func TestStartWhoseUpdateWasLost(t *testing.T) {
 	h := setup(t)
-	p, err := interpreter.Parse([]byte(endsAtOnceSrc), nil)
+	p, err := interpreter.Parse([]byte(workflows.EndsAtOnceSrc), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,19 +27,7 @@ func TestChildrenEndByResult(t *testing.T) {
 	f := publishFamily(t, h, rfpSrc)
 	parent := f.start(t, interpreter.ModeLive)
 	h.submitSuppliers(t, parent, "Acme", "Birch", "Cobalt")
-	var kids []string
-	for len(kids) < 3 {
-		v := h.until(t, parent, "a child to screen", func(v *interpreter.View) bool {
-			return slices.ContainsFunc(running(v), func(id string) bool { return !slices.Contains(kids, id) })
-		})
-		for _, id := range running(v) {
-			if !slices.Contains(kids, id) {
-				kids = append(kids, id)
-				h.screen(t, id)
-				break
-			}
-		}
-	}
+	kids := h.screenEach(t, parent, 3)
 	v := h.until(t, parent, "the join", func(v *interpreter.View) bool { return stepState(v, "screen_each") == "done" })
 	items, _ := v.Data.Steps["screen_each"].Output["items"].([]any)
 	var got []string
@@ -55,10 +43,7 @@ func TestChildrenEndByResult(t *testing.T) {
 	h.save(t, parent, "rfp-children-ends")
 
 	operator := interpreter.Actor{ID: "u_ops", Kind: interpreter.ActorOperator}
-	parent = f.start(t, interpreter.ModeLive)
-	h.submitSuppliers(t, parent, "Acme")
-	kid := stepView(h.started(t, parent, 1), "screen_each").Children.RunningIDs[0]
-	h.until(t, kid, "the child's start", func(*interpreter.View) bool { return true })
+	parent, kid := f.startWithChild(t)
 	h.write(t, kid, interpreter.Cancel{Actor: operator, Reason: "Duplicate supplier."})
 	pv := h.closedView(t, parent, false)
 	if note := "child run " + kid + ` ended cancelled: "Duplicate supplier."`; pv.Run.State != "ended" || *pv.Run.Outcome != interpreter.DecisionFailed || *pv.Run.Ended.Note != note {
@@ -66,10 +51,7 @@ func TestChildrenEndByResult(t *testing.T) {
 	}
 	h.endsByResult(t, parent, kid)
 
-	parent = f.start(t, interpreter.ModeLive)
-	h.submitSuppliers(t, parent, "Acme")
-	kid = stepView(h.started(t, parent, 1), "screen_each").Children.RunningIDs[0]
-	h.until(t, kid, "the child's start", func(*interpreter.View) bool { return true })
+	parent, kid = f.startWithChild(t)
 	if err := h.c.CancelWorkflow(ctxFor(t), kid, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -96,16 +78,11 @@ func TestSignallingChildrenCarriedByANewRun(t *testing.T) {
 	// Four children at a time, so that some the first run started still
 	// run, unscreened, as it continues as new.
 	f := publishFamily(t, h, strings.Replace(rfpSrc, "concurrency: 2", "concurrency: 4", 1))
-	parent := f.start(t, interpreter.ModeLive)
-	firstRun := h.currentRun(t, parent)
-	names := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
-	h.submitSuppliers(t, parent, names...)
+	parent, firstRun := f.startFanout(t)
 	var screened []string
 	continued := false
-	for len(screened) < len(names) {
-		v := h.until(t, parent, "a child to screen", func(v *interpreter.View) bool {
-			return slices.ContainsFunc(running(v), func(id string) bool { return !slices.Contains(screened, id) })
-		})
+	for len(screened) < len(suppliers) {
+		next, _ := h.nextToScreen(t, parent, screened)
 		if now := h.currentRun(t, parent); now != firstRun && !continued {
 			// The worker is of this version from here on, and runs
 			// start children that end by result; the ones running were
@@ -121,13 +98,8 @@ func TestSignallingChildrenCarriedByANewRun(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 			}
 		}
-		for _, id := range running(v) {
-			if !slices.Contains(screened, id) {
-				screened = append(screened, id)
-				h.screen(t, id)
-				break
-			}
-		}
+		screened = append(screened, next)
+		h.screen(t, next)
 	}
 	v := h.until(t, parent, "the join", func(v *interpreter.View) bool { return stepState(v, "screen_each") == "done" })
 	items, _ := v.Data.Steps["screen_each"].Output["items"].([]any)
@@ -140,7 +112,7 @@ func TestSignallingChildrenCarriedByANewRun(t *testing.T) {
 		}
 		joined[id]++
 	}
-	if len(items) != len(names) || len(joined) != len(names) || stepState(v, "compare") != "ready" {
+	if len(items) != len(suppliers) || len(joined) != len(suppliers) || stepState(v, "compare") != "ready" {
 		t.Fatalf("joined %d items of %d children (%v), compare %s", len(items), len(joined), joined, stepState(v, "compare"))
 	}
 	if !continuedWithChildren(h.history(t, parent, firstRun)) {

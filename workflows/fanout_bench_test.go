@@ -19,50 +19,20 @@ import (
 	"github.com/baton-run/baton/interpreter"
 )
 
-// benchChildSrc ends at once, as examples/bench-fanout's child does.
-const benchChildSrc = `---
-name: bench-child
-description: Ends at once.
-inputs:
-  item: string
-steps:
-  - id: done
-    finish: done
----
-Body.
-`
-
-// benchParentSrc runs bench-child once per item of its list.
-const benchParentSrc = `---
-name: bench-fanout
-description: Runs bench-child once per item.
-inputs:
-  items: { type: list, items: string }
-steps:
-  - id: fan
-    process: bench-child
-    for_each: inputs.items
-    inputs: { item: item }
-  - id: done
-    finish: done
----
-Body.
-`
-
 // fanoutBench is a parent run's input and its child's version, bound as
 // publication binds them.
 func fanoutBench(tb testing.TB, n int) (Input, ChildVersion) {
 	tb.Helper()
 	offer := interpreter.DefaultOffer()
 	offer.Profiles = append(offer.Profiles, interpreter.ProfileSubprocess)
-	child, err := interpreter.Parse([]byte(benchChildSrc), &interpreter.ParseOptions{Offer: &offer})
+	child, err := interpreter.Parse([]byte(EndsAtOnceSrc), &interpreter.ParseOptions{Offer: &offer})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	cat := interpreter.NewCatalog("published in this organization")
 	cat.Add(interpreter.CatalogEntry{Process: child, Version: 1}, true)
 	offer.Processes = cat
-	parent, bound, err := interpreter.ParseAndBind([]byte(benchParentSrc), &interpreter.ParseOptions{Offer: &offer})
+	parent, bound, err := interpreter.ParseAndBind([]byte(FanSrc), &interpreter.ParseOptions{Offer: &offer})
 	if err != nil {
 		tb.Fatal(err)
 	}

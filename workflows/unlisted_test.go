@@ -12,16 +12,16 @@ import (
 	"github.com/baton-run/baton/workflows"
 )
 
-// fanThenAgentSrc runs quick once per item of its list, then waits for an
-// agent: the run goes on after the join.
+// fanThenAgentSrc runs ends-at-once once per item of its list, then waits
+// for an agent: the run goes on after the join.
 const fanThenAgentSrc = `---
 name: fan-then-agent
-description: Runs quick once per item, then waits for an agent.
+description: Runs ends-at-once once per item, then waits for an agent.
 inputs:
   items: { type: list, items: string }
 steps:
   - id: each
-    process: quick
+    process: ends-at-once
     for_each: inputs.items
     inputs: { item: item }
   - id: after
@@ -29,7 +29,7 @@ steps:
   - id: done
     finish: done
 ---
-Run quick once per item, then wait.
+Run ends-at-once once per item, then wait.
 `
 
 // A parent whose children end a few at a time leaves the ends that change
@@ -40,7 +40,7 @@ Run quick once per item, then wait.
 // then shows the run exactly as its workflow does.
 func TestChildEndsLeftUnwrittenWithinASecond(t *testing.T) {
 	h := setup(t)
-	f := publishFamilyOf(t, h, quickSrc, fanThenAgentSrc)
+	f := publishFamilyOf(t, h, workflows.EndsAtOnceSrc, fanThenAgentSrc)
 	n := 6 * workflows.StartWindow
 	items := make([]any, n)
 	for i := range items {
