@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -64,20 +65,29 @@ func (a *Activities) WatchChildren(ctx context.Context, q workflows.WatchChildre
 func (a *Activities) closedChildren(ctx context.Context, q workflows.WatchChildrenRequest) ([]workflows.ClosedChild, error) {
 	query := fmt.Sprintf("ParentWorkflowId = '%s' AND ExecutionStatus IN ('Terminated', 'Failed', 'TimedOut')", strings.ReplaceAll(q.Parent, "'", ""))
 	var out []workflows.ClosedChild
+	err := a.eachExecution(ctx, query, func(e *workflowpb.WorkflowExecutionInfo) {
+		id := e.GetExecution().GetWorkflowId()
+		if slices.Contains(q.Children, id) && !slices.ContainsFunc(out, func(c workflows.ClosedChild) bool { return c.RunID == id }) {
+			out = append(out, workflows.ClosedChild{RunID: id, Status: statusWord(e.GetStatus())})
+		}
+	})
+	return out, err
+}
+
+// eachExecution calls f with each execution a visibility query lists,
+// page by page.
+func (a *Activities) eachExecution(ctx context.Context, query string, f func(*workflowpb.WorkflowExecutionInfo)) error {
 	var token []byte
 	for {
 		res, err := a.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, e := range res.GetExecutions() {
-			id := e.GetExecution().GetWorkflowId()
-			if slices.Contains(q.Children, id) && !slices.ContainsFunc(out, func(c workflows.ClosedChild) bool { return c.RunID == id }) {
-				out = append(out, workflows.ClosedChild{RunID: id, Status: statusWord(e.GetStatus())})
-			}
+			f(e)
 		}
 		if token = res.GetNextPageToken(); len(token) == 0 {
-			return out, nil
+			return nil
 		}
 	}
 }
@@ -267,21 +277,12 @@ func (a *Activities) closedAmong(ctx context.Context, ids []string) ([]string, e
 	}
 	query := fmt.Sprintf("WorkflowId IN (%s) AND ExecutionStatus IN ('Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut')", strings.Join(quoted, ", "))
 	var out []string
-	var token []byte
-	for {
-		res, err := a.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token})
-		if err != nil {
-			return nil, err
+	err := a.eachExecution(ctx, query, func(e *workflowpb.WorkflowExecutionInfo) {
+		if id := e.GetExecution().GetWorkflowId(); !slices.Contains(out, id) {
+			out = append(out, id)
 		}
-		for _, e := range res.GetExecutions() {
-			if id := e.GetExecution().GetWorkflowId(); !slices.Contains(out, id) {
-				out = append(out, id)
-			}
-		}
-		if token = res.GetNextPageToken(); len(token) == 0 {
-			return out, nil
-		}
-	}
+	})
+	return out, err
 }
 
 // childEnd waits up to endPoll for a child's workflow to close and says

@@ -274,14 +274,21 @@ func (r *runner) takeStarted(ctx workflow.Context, asked []startingChild) []star
 		return false
 	})
 	for _, c := range through {
-		if err := c.f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-			r.signal(ctx, c.need.NotStarted("Temporal did not start it: "+err.Error()))
-		} else {
-			r.watch(ctx, c.need.Start.RunID, c.f)
-		}
-		r.kids.started(c.need.Start.RunID)
+		r.takeStart(ctx, c.need, c.f)
 	}
 	return asked
+}
+
+// takeStart takes a child's start once Temporal has it: a started child
+// is watched (watchChildren), one Temporal refused is told to the
+// machine, and the start is no longer in flight.
+func (r *runner) takeStart(ctx workflow.Context, need *interpreter.ChildNeeded, f workflow.ChildWorkflowFuture) {
+	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		r.signal(ctx, need.NotStarted("Temporal did not start it: "+err.Error()))
+	} else {
+		r.watch(ctx, need.Start.RunID, f)
+	}
+	r.kids.started(need.Start.RunID)
 }
 
 // startChildren starts the children of one batch of needs, in order, and
@@ -306,12 +313,7 @@ func (r *runner) startChildren(ctx workflow.Context, needs []*interpreter.ChildN
 		asked = append(asked, pending{need: need, f: workflow.ExecuteChildWorkflow(r.childContext(ctx, need, in, initial), ProcessRun, in)})
 	}
 	for _, p := range asked {
-		if err := p.f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-			r.signal(ctx, p.need.NotStarted("Temporal did not start it: "+err.Error()))
-		} else {
-			r.watch(ctx, p.need.Start.RunID, p.f)
-		}
-		r.kids.started(p.need.Start.RunID)
+		r.takeStart(ctx, p.need, p.f)
 	}
 }
 
@@ -405,9 +407,10 @@ func closedStatus(err error) string {
 }
 
 // closed tells the machine of a child whose workflow closed with err
-// without ending its run, for a child that signals its end: one that
-// ends or is cancelled says so by signal. One whose workflow closed otherwise (terminated, or failed by a
-// bug) never will: while this run lasts, its closing stands for its end.
+// without ending its run, for a child that signals its end: one that ends
+// or is cancelled says so by signal. One whose workflow closed otherwise
+// (terminated, or failed by a bug) never will: while this run lasts, its
+// closing stands for its end.
 func (r *runner) closed(ctx workflow.Context, runID string, err error) {
 	var cancelled *temporal.CanceledError
 	if err == nil || errors.As(err, &cancelled) {

@@ -131,8 +131,20 @@ func (r *runner) drainSignals(ctx workflow.Context) {
 // signal applies a command that arrived by signal. A refusal is logged:
 // a signal has no one to answer.
 func (r *runner) signal(ctx workflow.Context, cmd interpreter.Command) {
-	// A signal taken from its channel is applied even when the run is
-	// being cancelled meanwhile.
+	r.inTurn(ctx, func() {
+		if _, err := r.m.Apply(cmd, workflow.Now(ctx)); err != nil {
+			workflow.GetLogger(ctx).Info("signal refused", "run", r.in.RunID, "error", err)
+			return
+		}
+		r.dirty = true
+		r.publish(ctx, nil)
+	})
+}
+
+// inTurn runs f in the run's write turn. A command taken from its channel
+// is applied even when the run is being cancelled meanwhile: the turn is
+// waited for on a context the run's cancellation does not cancel.
+func (r *runner) inTurn(ctx workflow.Context, f func()) {
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
 	release, err := r.take(dctx)
@@ -140,12 +152,7 @@ func (r *runner) signal(ctx workflow.Context, cmd interpreter.Command) {
 		return
 	}
 	defer release()
-	if _, err := r.m.Apply(cmd, workflow.Now(ctx)); err != nil {
-		workflow.GetLogger(ctx).Info("signal refused", "run", r.in.RunID, "error", err)
-		return
-	}
-	r.dirty = true
-	r.publish(ctx, nil)
+	f()
 }
 
 // applySignals applies commands that arrived by signal, in order, and
@@ -158,27 +165,23 @@ func (r *runner) applySignals(ctx workflow.Context, cmds []interpreter.Command) 
 	if len(cmds) == 0 {
 		return
 	}
-	dctx, cancel := workflow.NewDisconnectedContext(ctx)
-	defer cancel()
-	release, err := r.take(dctx)
-	if err != nil {
-		return
-	}
-	defer release()
-	applied := false
-	for _, cmd := range cmds {
-		if _, err := r.m.Apply(cmd, workflow.Now(ctx)); err != nil {
-			workflow.GetLogger(ctx).Info("signal refused", "run", r.in.RunID, "error", err)
-			continue
+	r.inTurn(ctx, func() {
+		applied := false
+		for _, cmd := range cmds {
+			if _, err := r.m.Apply(cmd, workflow.Now(ctx)); err != nil {
+				workflow.GetLogger(ctx).Info("signal refused", "run", r.in.RunID, "error", err)
+				continue
+			}
+			applied = true
 		}
-		applied = true
-	}
-	if applied {
-		r.dirty = true
-		if r.unwritten(ctx) {
+		switch {
+		case !applied:
+		case r.unwritten(ctx):
+			r.dirty = true
 			r.perform(ctx, r.m.TakeNeeds())
-			return
+		default:
+			r.dirty = true
+			r.publish(ctx, nil)
 		}
-		r.publish(ctx, nil)
-	}
+	})
 }
